@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Smoke test: every lockref workload runs in --quick mode and writes JSON
+# that benchmarks/plot.py accepts.  Asserts nothing about timing.
+set -euo pipefail
+bin=$1
+out=${TEST_TMPDIR:-$(mktemp -d)}
+for w in fstat2 open3; do
+	"$bin" "$w" --quick --threads 1,2 --json "$out/$w.json" >"$out/$w.md"
+	grep -q "^| 2 |" "$out/$w.md" || { echo "no table row for 2 threads in $w" >&2; exit 1; }
+done
+python3 benchmarks/plot.py --check-only "$out"/fstat2.json "$out"/open3.json
+if "$bin" bogus 2>/dev/null; then echo "bad workload accepted" >&2; exit 1; fi
+echo "bench smoke: ok"

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Validate benchmark JSON and draw ops/s-vs-threads charts with gnuplot.
+
+Usage: plot.py [--check-only] RESULT.json [...]
+For each X.json writes X.png (unless --check-only).  Exits non-zero when a
+file is malformed: missing keys, lengths that disagree, non-positive or
+non-finite rates, or a ratio that does not match the medians.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def validate(path):
+    with open(path) as f:
+        d = json.load(f)
+    for key in ("benchmark", "title", "threads", "variants", "baseline",
+                "ours", "ratio_ours_over_baseline", "machine"):
+        if key not in d:
+            raise ValueError(f"{path}: missing key {key!r}")
+    n = len(d["threads"])
+    if n == 0:
+        raise ValueError(f"{path}: no thread counts")
+    names = [v["name"] for v in d["variants"]]
+    for v in d["variants"]:
+        for k in ("median", "min", "max"):
+            if len(v[k]) != n:
+                raise ValueError(f"{path}: {v['name']}.{k} has {len(v[k])} points, expected {n}")
+            for x in v[k]:
+                if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+                    raise ValueError(f"{path}: {v['name']}.{k} has bad value {x!r}")
+        for lo, med, hi in zip(v["min"], v["median"], v["max"]):
+            if not lo <= med <= hi:
+                raise ValueError(f"{path}: {v['name']}: min<=median<=max violated")
+    base = d["variants"][names.index(d["baseline"])]["median"]
+    ours = d["variants"][names.index(d["ours"])]["median"]
+    for b, o, r in zip(base, ours, d["ratio_ours_over_baseline"]):
+        if abs(o / b - r) > 1e-3 * max(1.0, r):
+            raise ValueError(f"{path}: ratio {r} does not match medians {o}/{b}")
+    return d
+
+
+def plot(path, d):
+    gp = shutil.which("gnuplot")
+    if not gp:
+        print(f"plot.py: gnuplot not installed, no chart for {path}", file=sys.stderr)
+        return
+    png = os.path.splitext(path)[0] + ".png"
+    with tempfile.TemporaryDirectory() as tmp:
+        dat = os.path.join(tmp, "data.dat")
+        with open(dat, "w") as f:
+            for i, t in enumerate(d["threads"]):
+                row = [str(t)]
+                for v in d["variants"]:
+                    row += [str(v["median"][i] / 1e6), str(v["min"][i] / 1e6),
+                            str(v["max"][i] / 1e6)]
+                f.write(" ".join(row) + "\n")
+        plots = []
+        for k, v in enumerate(d["variants"]):
+            c = 2 + 3 * k
+            plots.append(f"'{dat}' using 1:{c}:{c+1}:{c+2} with yerrorlines "
+                         f"lw 2 title '{v['name']}'")
+        script = "\n".join([
+            "set terminal pngcairo size 900,560 noenhanced",
+            f"set output '{png}'",
+            f"set title '{d['benchmark']}: {d['title']}'",
+            "set xlabel 'threads (last point oversubscribed)'",
+            "set ylabel 'million operations / s (median, min-max)'",
+            "set key outside right",
+            "set grid",
+            "set logscale y",
+            "set xtics (" + ", ".join(f"'{t}' {t}" for t in d["threads"]) + ")",
+            "plot " + ", ".join(plots),
+        ])
+        subprocess.run([gp], input=script, text=True, check=True)
+    print(f"plot.py: wrote {png}", file=sys.stderr)
+
+
+def main(argv):
+    check_only = "--check-only" in argv
+    files = [a for a in argv[1:] if a != "--check-only"]
+    if not files:
+        print(__doc__, file=sys.stderr)
+        return 2
+    for p in files:
+        d = validate(p)
+        if not check_only:
+            plot(p, d)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

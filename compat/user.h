@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * user.h - the userspace side of the compat vocabulary: liburcu 0.13,
+ * C11/GCC atomics, malloc.  Included only through compat/compat.h.
+ *
+ * Mapping to the kernel (compat/kernel.h defines the same words):
+ *
+ *   rk_rcu_dereference(p)      rcu_dereference(p)
+ *   rk_rcu_dereference_protected(p, c)  rcu_dereference_protected(p, c)
+ *   rk_rcu_assign_pointer(p,v) rcu_assign_pointer(p, v)
+ *   rk_rcu_init_pointer(p, v)  RCU_INIT_POINTER(p, v)
+ *   rk_call_rcu(fl, h, fn)     call_rcu(h, fn)          (no flavors there)
+ *   rk_read_once/rk_write_once READ_ONCE/WRITE_ONCE
+ *   rk_try_cmpxchg64_relaxed   try_cmpxchg64_relaxed
+ *   rk_try_cmpxchg64_release   try_cmpxchg64_release
+ *   rk_try_cmpxchg64           try_cmpxchg64 (fully ordered)
+ *   rk_spinlock_t              spinlock_t
+ *   rk_spin_value_unlocked(l)  arch_spin_value_unlocked(l.rlock.raw_lock)
+ *   rk_zalloc/rk_free          kzalloc/kfree (or a kmem_cache)
+ *   rk_bug_on/rk_warn_on_once  BUG_ON/WARN_ON_ONCE
+ *   rk_ffs64/rk_popcount64     __ffs64/hweight64
+ *
+ * Ordering notes:
+ *  - READ_ONCE/WRITE_ONCE become relaxed C11 atomics: the compiler may
+ *    neither tear, fuse nor invent the access, exactly the kernel's
+ *    guarantee, and ThreadSanitizer understands them.
+ *  - Outside ThreadSanitizer builds the RCU pointer accessors are
+ *    liburcu's own (a volatile load plus read_barrier_depends, and a write
+ *    barrier before a volatile store).  TSan understands neither, so under
+ *    __SANITIZE_THREAD__ they become acquire/release atomics, and grace
+ *    periods are modelled with __tsan_release()/__tsan_acquire() on one
+ *    token: every read-side unlock releases it, everything that runs after
+ *    a grace period acquires it.  See docs/build.md and
+ *    ../shared/tsan-liburcu-notes.md.  Same orderings or stronger, never
+ *    weaker.
+ */
+#ifndef RK_COMPAT_USER_H
+#define RK_COMPAT_USER_H
+
+#ifndef _LGPL_SOURCE
+/* Inline liburcu's read-side fast paths; this code is LGPL-compatible. */
+#define _LGPL_SOURCE
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <urcu/urcu-memb.h>
+#include <urcu/static/pointer.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Sanitizer hooks                                                     */
+
+#if defined(__SANITIZE_THREAD__)
+#define RK_TSAN 1
+#include <sanitizer/tsan_interface.h>
+/* The grace-period token (compat/user.c). */
+extern char rk_tsan_gp_token;
+#define rk_tsan_release(addr) __tsan_release((void *)(addr))
+#define rk_tsan_acquire(addr) __tsan_acquire((void *)(addr))
+#else
+#define RK_TSAN 0
+#define rk_tsan_release(addr) do { } while (0)
+#define rk_tsan_acquire(addr) do { } while (0)
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Compiler hints and checks                                           */
+
+#ifndef likely
+#define likely(x) __builtin_expect(!!(x), 1)
+#endif
+#ifndef unlikely
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
+#define RK_BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
+
+#define rk_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* Reports the failed condition and aborts (kernel: BUG()). */
+void rk_bug(const char *file, int line, const char *cond)
+	__attribute__((noreturn, cold));
+/* Reports once per call site (kernel: WARN_ON_ONCE()). */
+void rk_warn(const char *file, int line, const char *cond)
+	__attribute__((cold));
+
+#define rk_bug_on(cond)                                              \
+	do {                                                         \
+		if (unlikely(cond))                                  \
+			rk_bug(__FILE__, __LINE__, #cond);           \
+	} while (0)
+
+#define rk_warn_on_once(cond)                                        \
+	({                                                           \
+		static bool rk_warned_;                              \
+		bool rk_c_ = !!(cond);                               \
+		if (unlikely(rk_c_) &&                               \
+		    !__atomic_exchange_n(&rk_warned_, true,          \
+					 __ATOMIC_RELAXED))          \
+			rk_warn(__FILE__, __LINE__, #cond);          \
+		unlikely(rk_c_);                                     \
+	})
+
+/* Kernel symbol export; nothing to do in a shared object. */
+#define rk_export_symbol(sym)
+
+/* ------------------------------------------------------------------ */
+/* Bits                                                                */
+
+/* Index of the lowest set bit; @x must not be 0 (kernel: __ffs64). */
+static inline unsigned int rk_ffs64(uint64_t x)
+{
+	return (unsigned int)__builtin_ctzll(x);
+}
+
+/* Number of set bits (kernel: hweight64). */
+static inline unsigned int rk_popcount64(uint64_t x)
+{
+	return (unsigned int)__builtin_popcountll(x);
+}
+
+/* ------------------------------------------------------------------ */
+/* Single-copy atomic accesses                                         */
+
+/* READ_ONCE/WRITE_ONCE: one untorn access the compiler may not elide,
+ * duplicate or reorder with other *_once accesses to the same object;
+ * no ordering with other memory (relaxed). */
+#define rk_read_once(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define rk_write_once(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+typedef uint64_t rk_aligned_u64 __attribute__((aligned(8)));
+
+/* 64-bit cmpxchg on lockref's lock+count word.  On failure *@oldp gets
+ * the current value.  The failure order is always relaxed: a failed
+ * attempt publishes and acquires nothing, as in the kernel. */
+#define rk_try_cmpxchg64_relaxed(ptr, oldp, new)                     \
+	__atomic_compare_exchange_n((ptr), (oldp), (new), false,     \
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED)
+#define rk_try_cmpxchg64_release(ptr, oldp, new)                     \
+	__atomic_compare_exchange_n((ptr), (oldp), (new), false,     \
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED)
+#define rk_try_cmpxchg64(ptr, oldp, new)                             \
+	__atomic_compare_exchange_n((ptr), (oldp), (new), false,     \
+				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
+
+/* lockref's fast path needs a lock-free 64-bit cmpxchg.  Build with
+ * -DRK_LOCKREF_NO_CMPXCHG to get the kernel's fallback (every operation
+ * takes the spinlock), which the tests also cover. */
+#if defined(RK_LOCKREF_NO_CMPXCHG) || !defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_8)
+#define RK_USE_CMPXCHG_LOCKREF 0
+#else
+#define RK_USE_CMPXCHG_LOCKREF 1
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Spinlock                                                            */
+
+/* Busy-wait hint for lock waiters (kernel: cpu_relax()). */
+static inline void rk_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/*
+ * A 32-bit test-and-test-and-set lock: 0 unlocked, 1 locked.  Being 32
+ * bits with a known unlocked value is what lockref needs: the lock and a
+ * 32-bit count share one 64-bit word, and rk_spin_value_unlocked() tests
+ * a copy of the lock taken inside that word.
+ *
+ * Unlike a kernel spinlock its holder can be preempted, so a waiter spins
+ * a bounded number of times and then yields the CPU: under
+ * oversubscription a pure spinner would burn the holder's time slice.
+ */
+typedef struct {
+	uint32_t val;
+} rk_spinlock_t;
+
+#define RK_SPINLOCK_INIT { 0 }
+#define RK_SPIN_YIELD_AFTER 1024
+
+static inline void rk_spin_lock_init(rk_spinlock_t *lock)
+{
+	rk_write_once(lock->val, 0);
+}
+
+static inline bool rk_spin_trylock(rk_spinlock_t *lock)
+{
+	uint32_t unlocked = 0;
+
+	/* Acquire: the critical section cannot start before we own the
+	 * lock; pairs with the release in rk_spin_unlock(). */
+	return rk_read_once(lock->val) == 0 &&
+	       __atomic_compare_exchange_n(&lock->val, &unlocked, 1, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static inline void rk_spin_lock(rk_spinlock_t *lock)
+{
+	unsigned int spins = 0;
+
+	while (!rk_spin_trylock(lock)) {
+		do {
+			if (++spins < RK_SPIN_YIELD_AFTER) {
+				rk_cpu_relax();
+			} else {
+				spins = 0;
+				sched_yield();
+			}
+		} while (rk_read_once(lock->val) != 0);
+	}
+}
+
+static inline void rk_spin_unlock(rk_spinlock_t *lock)
+{
+	/* Release: every access of the critical section is visible to the
+	 * next owner; pairs with the acquire in rk_spin_trylock() and with
+	 * lockref's cmpxchg, which reads the lock word inside its 64 bits. */
+	__atomic_store_n(&lock->val, 0, __ATOMIC_RELEASE);
+}
+
+static inline bool rk_spin_is_locked(rk_spinlock_t *lock)
+{
+	return rk_read_once(lock->val) != 0;
+}
+
+/* Tests a copy of a lock (taken inside lockref's 64-bit word). */
+#define rk_spin_value_unlocked(lock) ((lock).val == 0)
+
+/* kernel: assert_spin_locked().  Cheap enough to keep in userspace. */
+#define rk_assert_spin_locked(lock) rk_bug_on(!rk_spin_is_locked(lock))
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                              */
+
+/* GFP flags: userspace malloc neither sleeps for reclaim nor needs atomic
+ * reserves, so both map to the same call; they are kept so the core says
+ * what the kernel must do. */
+typedef unsigned int rk_gfp_t;
+#define RK_GFP_KERNEL 0u
+#define RK_GFP_NOWAIT 1u
+
+/* Zeroed allocation (kernel: kzalloc(size, gfp)); NULL on failure. */
+void *rk_zalloc(size_t size, rk_gfp_t gfp);
+/* kernel: kfree(p); @size is the size passed to rk_zalloc(). */
+void rk_free(void *p, size_t size);
+
+/*
+ * Test and accounting hook: route every rk_zalloc()/rk_free() through
+ * @a (NULL restores calloc/free).  Install it before other threads use
+ * the library; the pointer is read with an acquire load.
+ */
+struct rk_allocator {
+	void *(*alloc)(size_t size, void *ctx);
+	void (*free)(void *p, size_t size, void *ctx);
+	void *ctx;
+};
+void rk_set_allocator(const struct rk_allocator *a);
+
+/* ------------------------------------------------------------------ */
+/* RCU                                                                 */
+
+/* A liburcu flavor (memb, mb, qsbr, bp, signal); kernel: unused. */
+typedef struct rcu_flavor_struct rk_rcu_flavor_t;
+#define RK_RCU_DEFAULT_FLAVOR (&urcu_memb_flavor)
+extern const struct rcu_flavor_struct urcu_mb_flavor;
+extern const struct rcu_flavor_struct urcu_qsbr_flavor;
+extern const struct rcu_flavor_struct urcu_bp_flavor;
+#define RK_RCU_FLAVOR_MEMB (&urcu_memb_flavor)
+#define RK_RCU_FLAVOR_MB (&urcu_mb_flavor)
+#define RK_RCU_FLAVOR_QSBR (&urcu_qsbr_flavor)
+#define RK_RCU_FLAVOR_BP (&urcu_bp_flavor)
+
+#if RK_TSAN
+/* Acquire/release atomics that ThreadSanitizer understands; same
+ * guarantees as liburcu's (consume is promoted to acquire by GCC). */
+#define rk_rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define rk_rcu_assign_pointer(p, v) \
+	__atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#else
+#define rk_rcu_dereference(p) _rcu_dereference(p)
+#define rk_rcu_assign_pointer(p, v) _rcu_assign_pointer(p, v)
+#endif
+
+/* Writer-side read of an RCU pointer, with the writer lock held (@c is
+ * the lockdep condition in the kernel; userspace drops the check). */
+#define rk_rcu_dereference_protected(p, c) rk_read_once(p)
+/* Store with no ordering: NULL, or a pointer readers cannot reach yet. */
+#define rk_rcu_init_pointer(p, v) rk_write_once(p, v)
+
+/* Deferred-free head.  The trampoline in user.c calls @func. */
+struct rk_rcu_head {
+	struct rcu_head head;
+	void (*func)(struct rk_rcu_head *head);
+};
+
+/* Run @func(@head) after a grace period of @flavor (kernel: call_rcu).
+ * Needs the calling thread registered with @flavor, except for bp. */
+void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
+		 void (*func)(struct rk_rcu_head *head));
+/* Wait for a grace period / for every queued callback. */
+void rk_synchronize_rcu(const rk_rcu_flavor_t *flavor);
+void rk_rcu_barrier(const rk_rcu_flavor_t *flavor);
+
+/* Read-side critical section of the default flavor (memb), inlined. */
+static inline void rk_rcu_read_lock(void)
+{
+	urcu_memb_read_lock();
+}
+
+static inline void rk_rcu_read_unlock(void)
+{
+	/* TSan model: this reader's accesses happen before anything that
+	 * runs after the next grace period. */
+	rk_tsan_release(&rk_tsan_gp_token);
+	urcu_memb_read_unlock();
+}
+
+/* Read-side critical section of any flavor (one indirect call). */
+static inline void rk_rcu_read_lock_flavor(const rk_rcu_flavor_t *flavor)
+{
+	flavor->read_lock();
+}
+
+static inline void rk_rcu_read_unlock_flavor(const rk_rcu_flavor_t *flavor)
+{
+	rk_tsan_release(&rk_tsan_gp_token);
+	flavor->read_unlock();
+}
+
+/* qsbr: announce a quiescent state (other flavors: no-op in effect). */
+static inline void rk_rcu_quiescent_state(const rk_rcu_flavor_t *flavor)
+{
+	rk_tsan_release(&rk_tsan_gp_token);
+	flavor->read_quiescent_state();
+}
+
+static inline void rk_rcu_register_thread(const rk_rcu_flavor_t *flavor)
+{
+	flavor->register_thread();
+}
+
+static inline void rk_rcu_unregister_thread(const rk_rcu_flavor_t *flavor)
+{
+	rk_tsan_release(&rk_tsan_gp_token);
+	flavor->unregister_thread();
+}
+
+/* qsbr: an offline thread is never waited for (kernel: no equivalent). */
+static inline void rk_rcu_thread_offline(const rk_rcu_flavor_t *flavor)
+{
+	rk_tsan_release(&rk_tsan_gp_token);
+	flavor->thread_offline();
+}
+
+static inline void rk_rcu_thread_online(const rk_rcu_flavor_t *flavor)
+{
+	flavor->thread_online();
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RK_COMPAT_USER_H */
