@@ -61,11 +61,11 @@ static inline void short_section_lockref(void)
 }
 
 /* ---- spinlock + int ---- */
-static uint64_t run_spinlock_int(int tid, int n, const volatile int *stop)
+static uint64_t run_spinlock_int(int tid, int n, const int *stop)
 {
 	uint64_t ops = 0;
 
-	while (!*stop) {
+	while (!bench_stopped(stop)) {
 		rk_spin_lock(&locked.lock);
 		locked.count++;
 		rk_spin_unlock(&locked.lock);
@@ -111,9 +111,9 @@ static int pause_get_not_dead(struct lockref *l)
 
 	PAUSE_LOOP(if (old.count < 0) return 0; new.count++, return 1);
 	lockref_lock(l);
-	ret = l->count >= 0;
+	ret = rk_read_once(l->count) >= 0;
 	if (ret)
-		l->count++;
+		rk_write_once(l->count, rk_read_once(l->count) + 1);
 	lockref_unlock(l);
 	return ret;
 }
@@ -122,15 +122,15 @@ static void pause_put(struct lockref *l)
 {
 	PAUSE_LOOP(if (old.count <= 1) break; new.count--, return);
 	lockref_lock(l);
-	l->count--;
+	rk_write_once(l->count, rk_read_once(l->count) - 1);
 	lockref_unlock(l);
 }
 
-static uint64_t run_lockref_pause(int tid, int n, const volatile int *stop)
+static uint64_t run_lockref_pause(int tid, int n, const int *stop)
 {
 	uint64_t ops = 0;
 
-	while (!*stop) {
+	while (!bench_stopped(stop)) {
 		pause_get_not_dead(&shared.ref);
 		if (open3)
 			short_section_lockref();
@@ -141,18 +141,19 @@ static uint64_t run_lockref_pause(int tid, int n, const volatile int *stop)
 }
 
 /* ---- ours ---- */
-static uint64_t run_lockref(int tid, int n, const volatile int *stop)
+static uint64_t run_lockref(int tid, int n, const int *stop)
 {
 	uint64_t ops = 0;
 
-	while (!*stop) {
+	while (!bench_stopped(stop)) {
 		lockref_get_not_dead(&shared.ref);
 		if (open3)
 			short_section_lockref();
 		/* dput()'s shape: lockless put, locked fallback. */
 		if (lockref_put_return(&shared.ref) < 0 &&
 		    !lockref_put_or_lock(&shared.ref)) {
-			shared.ref.count--;	/* never reached: count >= 2 */
+			/* never reached: our reference + the base one */
+			rk_write_once(shared.ref.count, 0);
 			lockref_unlock(&shared.ref);
 		}
 		ops++;
@@ -161,11 +162,11 @@ static uint64_t run_lockref(int tid, int n, const volatile int *stop)
 }
 
 /* ---- atomic fetch_add: the limit ---- */
-static uint64_t run_atomic_faa(int tid, int n, const volatile int *stop)
+static uint64_t run_atomic_faa(int tid, int n, const int *stop)
 {
 	uint64_t ops = 0;
 
-	while (!*stop) {
+	while (!bench_stopped(stop)) {
 		__atomic_fetch_add(&faa_count, 1, __ATOMIC_RELAXED);
 		if (open3)
 			short_section_lockref();

@@ -72,7 +72,7 @@ struct worker {
 	const struct bench_variant *v;
 	int tid;
 	int nthreads;
-	const volatile int *stop;
+	const int *stop;
 	int *ready;
 	uint64_t ops;
 	pthread_t thread;
@@ -99,7 +99,7 @@ static double measure(const struct bench_variant *v, int nthreads,
 		      double seconds)
 {
 	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
-	volatile int stop = 0;
+	int stop = 0;
 	int ready = 0;
 	struct timespec t0, t1, nap;
 	uint64_t total = 0;
@@ -126,7 +126,7 @@ static double measure(const struct bench_variant *v, int nthreads,
 	nap.tv_sec = (time_t)seconds;
 	nap.tv_nsec = (long)((seconds - (double)nap.tv_sec) * 1e9);
 	nanosleep(&nap, NULL);
-	__atomic_store_n((int *)&stop, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(w[i].thread, NULL);
 		total += w[i].ops;

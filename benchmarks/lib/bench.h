@@ -23,10 +23,16 @@ struct bench_variant {
 	/* Optional per-point setup/teardown (before/after each run). */
 	void (*setup)(int nthreads);
 	void (*teardown)(void);
-	/* Per-thread loop: run until *stop, return operations done.
-	 * Threads call bench_thread_ready() once before their loop. */
-	uint64_t (*run)(int tid, int nthreads, const volatile int *stop);
+	/* Per-thread loop: run until bench_stopped(stop), return the number
+	 * of operations done. */
+	uint64_t (*run)(int tid, int nthreads, const int *stop);
 };
+
+/* The harness sets *stop (release) when the measurement time is up. */
+static inline bool bench_stopped(const int *stop)
+{
+	return __atomic_load_n(stop, __ATOMIC_RELAXED) != 0;
+}
 
 struct bench_config {
 	const char *name;	/* benchmark id, e.g. "lockref_fstat2" */
