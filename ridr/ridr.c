@@ -450,7 +450,10 @@ static int ridr_find_free(const struct ridr *map, unsigned long min,
 			return -ENOSPC;
 		id = ridr_span(root->shift) + 1;
 	}
-	return id <= max ? 0 : -ENOSPC;
+	if (id > max)
+		return -ENOSPC;
+	*out = id;
+	return 0;
 }
 
 /* Nodes an insertion of @id needs (guarantee: nothing changes here). */

@@ -81,7 +81,11 @@ static enum outcome run_one(struct rk_cr_test *t, double *secs, char *why,
 		return CRASHED;
 	}
 	if (pid == 0) {
+		if (t->init)
+			t->init();
 		t->fn();
+		if (t->fini)
+			t->fini();
 		fflush(NULL);
 		_exit(__atomic_load_n(&failed_expectations, __ATOMIC_RELAXED)
 		      ? 1 : 0);

@@ -9,7 +9,8 @@
  * initialize inheritable arena" (Snaipe/Criterion issue #274, open).  The
  * test sources stay written against Criterion's API; under TSan this
  * header (found first via -isystem) provides the subset they use:
- * Test(suite, name, .timeout, .signal, .disabled), cr_assert*, cr_expect*,
+ * Test(suite, name, .init, .fini, .timeout, .signal, .disabled),
+ * cr_assert*, cr_expect*,
  * and a runner that forks one child per test, enforces the timeout,
  * checks the expected signal, prints Criterion's synthesis line and writes
  * a JUnit report to $XML_OUTPUT_FILE.  Tests run one at a time.
@@ -24,6 +25,8 @@ struct rk_cr_test {
 	const char *suite;
 	const char *name;
 	void (*fn)(void);
+	void (*init)(void);	/* fixture run before fn, in the child */
+	void (*fini)(void);	/* fixture run after fn, in the child */
 	double timeout;	/* seconds; 0 = none */
 	int signal;	/* expected terminating signal; 0 = exit 0 */
 	int exit_code;
