@@ -4,8 +4,8 @@
 #   --kernel  also the kernel-backport tool chain (sources, coccinelle, qemu).
 set -euo pipefail
 
-BASE_PKGS=(bazel-bootstrap gcc libc6-dev liburcu-dev libcriterion-dev
-	   pkg-config python3 gnuplot-nox valgrind)
+BASE_PKGS=(bazel-bootstrap gcc g++ binutils libc6-dev liburcu-dev
+	   libcriterion-dev pkg-config python3 gnuplot-nox valgrind)
 KERNEL_PKGS=(linux-source-6.1 linux-source-6.12 coccinelle qemu-system-x86
 	     busybox-static bc bison flex libelf-dev libssl-dev cpio xz-utils
 	     kmod ccache perl)

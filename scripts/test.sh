@@ -41,6 +41,15 @@ for cfg in $CONFIGS; do
 	summary_args+=("$cfg=$logs")
 done
 
+# Packaging: install, pkg-config and C++ consumers, static link, symbols,
+# external Bazel workspace (outside Bazel's sandbox; writes
+# extra-pkg.counts).  Missing counts mean it died: one failure.
+scripts/pkg_test.sh
+if [[ ! -s $OUT/extra-pkg.counts ]]; then
+	echo "test.sh: scripts/pkg_test.sh wrote no counts" >&2
+	extra_failed=$((extra_failed + 1))
+fi
+
 # Further suites (kernel backport) append "passed failed" pairs here.
 for f in "$OUT"/extra-*.counts; do
 	[[ -e $f ]] || continue

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# check_symbols.sh LIB HEADER... - symbol hygiene of libridr.so.
+#
+# The dynamic symbols LIB defines must be exactly the functions the
+# public HEADERs declare out of line (ridr_*, __ridr_*, lockref_*, and the
+# compat runtime rk_*), plus rk_tsan_gp_token in a ThreadSanitizer build
+# (the inline read-side unlock releases it) and the RIDR_0 version node:
+# nothing missing, nothing extra.  Also checks the soname against
+# pkg/VERSION when given as PKG_VERSION.
+set -euo pipefail
+lib=$1
+shift
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Declared: a line that starts a non-static declaration and names a
+# function "type name(" with one of our prefixes.
+grep -hoE '^[a-z][a-z_ ]*[ *]+(__ridr|ridr|lockref|rk)_[a-z0-9_]+\(' "$@" |
+	grep -vE '^static' | grep -oE '[a-z_][a-z0-9_]*\($' | tr -d '(' |
+	sort -u >"$tmp/declared"
+[[ -s $tmp/declared ]] || { echo "no declarations found in $*" >&2; exit 1; }
+
+nm -D --defined-only "$lib" | awk '{ print $3 }' | sed 's/@.*//' |
+	sort -u >"$tmp/exported"
+# Defined data and version nodes that are not functions.
+grep -qx RIDR_0 "$tmp/exported" || { echo "FAIL: no RIDR_0 version node" >&2; fail=1; }
+grep -vxE 'RIDR_0|rk_tsan_gp_token' "$tmp/exported" >"$tmp/exported_fn"
+# rk_tsan_gp_token only where the library is TSan-instrumented.
+if grep -qx rk_tsan_gp_token "$tmp/exported" &&
+   ! nm -D "$lib" | grep -q ' U __tsan_'; then
+	echo "FAIL: rk_tsan_gp_token exported from a non-TSan build" >&2
+	fail=1
+fi
+
+missing=$(comm -23 "$tmp/declared" "$tmp/exported_fn")
+extra=$(comm -13 "$tmp/declared" "$tmp/exported_fn")
+if [[ -n $missing ]]; then
+	echo "FAIL: declared in the headers but not exported:" $missing >&2
+	fail=1
+fi
+if [[ -n $extra ]]; then
+	echo "FAIL: exported but not part of the public API:" $extra >&2
+	fail=1
+fi
+# Every exported symbol carries the version node.
+if nm -D --defined-only "$lib" | awk '{ print $3 }' | grep -v '^RIDR_0$' |
+   grep -v '@@RIDR_0$' | grep -q .; then
+	echo "FAIL: unversioned exported symbols" >&2
+	fail=1
+fi
+soname=$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')
+if [[ -n ${PKG_VERSION:-} && $soname != "libridr.so.${PKG_VERSION%%.*}" ]]; then
+	echo "FAIL: soname '$soname' does not match version $PKG_VERSION" >&2
+	fail=1
+fi
+if ((fail == 0)); then
+	echo "symbols: ok ($(wc -l <"$tmp/exported_fn") functions, soname $soname)"
+fi
+exit $fail
