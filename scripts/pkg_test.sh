@@ -51,7 +51,7 @@ STAGE=$TMP/destdir
 PREFIX=$TMP/prefix
 
 check_install_staged() {
-	set -e
+	set -ex
 	DESTDIR=$STAGE scripts/install.sh --prefix /opt/ridr-kit-test
 	local L=$STAGE/opt/ridr-kit-test/lib I=$STAGE/opt/ridr-kit-test/include/ridr-kit
 	test -f "$L/libridr.so.$version" -a ! -L "$L/libridr.so.$version"
@@ -80,22 +80,22 @@ install_prefix() {
 pc() { PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config "$@"; }
 
 check_pkgconfig_c() {
-	set -e
+	set -ex
 	cd "$TMP"
 	cc "$ROOT/tests/pkg/consumer.c" -o consumer_c $(pc --cflags --libs ridr)
-	ldd ./consumer_c | grep -q "libridr.so.$major => $PREFIX/lib/"
+	LD_LIBRARY_PATH=$PREFIX/lib ldd ./consumer_c | grep "libridr.so.$major => $PREFIX/lib/"
 	LD_LIBRARY_PATH=$PREFIX/lib ./consumer_c
 }
 
 check_pkgconfig_cxx() {
-	set -e
+	set -ex
 	cd "$TMP"
 	c++ "$ROOT/tests/pkg/consumer.cc" -o consumer_cxx $(pc --cflags --libs ridr)
 	LD_LIBRARY_PATH=$PREFIX/lib ./consumer_cxx
 }
 
 check_headers_alone() {
-	set -e
+	set -ex
 	cd "$TMP"
 	local h std
 	for h in ridr/ridr.h lockref/lockref.h compat/compat.h; do
@@ -112,7 +112,7 @@ check_headers_alone() {
 }
 
 check_static_link() {
-	set -e
+	set -ex
 	cd "$TMP"
 	cc "$ROOT/tests/pkg/consumer.c" -o consumer_static $(pc --cflags ridr) \
 		"$PREFIX/lib/libridr.a" $(pc --libs-only-L --libs-only-l liburcu-memb) -lpthread
@@ -126,7 +126,7 @@ check_symbols() {
 }
 
 check_bazel_consumer() {
-	set -e
+	set -ex
 	cd examples/bazel_consumer
 	# --batch: no server left behind; no convenience symlinks in the
 	# source tree (this repository's own //... must not see them).
