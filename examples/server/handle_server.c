@@ -361,7 +361,8 @@ static bool handle_line(int fd, struct out *out, char *line, size_t len)
 	for (i = 0; i < len; i++)
 		if ((unsigned char)line[i] < 0x20 ||
 		    (unsigned char)line[i] > 0x7e)
-			return reply_err(fd, out, "bad input (non-printable byte)");
+			return reply_err(fd, out,
+					 "bad input (non-printable byte)");
 
 	cmd = next_token(&p);
 	if (!cmd)
@@ -688,7 +689,8 @@ int main(int argc, char **argv)
 		}
 		if (pfd[1].revents & POLLIN) {
 			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				fprintf(stderr, "handle_server: signal %u, shutting down\n",
+				fprintf(stderr,
+					"handle_server: signal %u, shutting down\n",
 					si.ssi_signo);
 			break;
 		}

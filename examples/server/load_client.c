@@ -214,12 +214,13 @@ static void *worker_main(void *arg)
 
 		for (i = 0; i < opt.pipeline; i++) {
 			unsigned long id = ids[rnd(&w->seed) % opt.nids];
+			char *p = req + len;
 
 			if ((int)(rnd(&w->seed) % 100) < opt.set_pct)
-				len += (size_t)sprintf(req + len, "SET %lu v%lu\n",
-						       id, (unsigned long)(w->done & 0xffff));
+				len += (size_t)sprintf(p, "SET %lu v%lu\n", id,
+						       (unsigned long)i);
 			else
-				len += (size_t)sprintf(req + len, "GET %lu\n", id);
+				len += (size_t)sprintf(p, "GET %lu\n", id);
 		}
 		send_all(w->fd, req, len);
 		read_replies(w->fd, &w->r, opt.pipeline, NULL, 0);
