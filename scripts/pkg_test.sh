@@ -13,7 +13,8 @@
 #  headers_alone     each installed header compiles on its own as C11,
 #                    gnu11, C++11 and C++17 with -Wall -Wextra -Werror
 #  static_link       the C program linked against libridr.a, run
-#  symbols           nm -D of the installed libridr.so: exactly the API
+#  symbols           nm -D of the installed libridr.so: exactly the API;
+#                    libridr.a defines no other global
 #  bazel_consumer    examples/bazel_consumer (own WORKSPACE, local_repository
 #                    to this repo) builds and runs @ridr_kit//ridr users
 set -uo pipefail
@@ -121,8 +122,20 @@ check_static_link() {
 }
 
 check_symbols() {
-	PKG_VERSION=$version tests/pkg/check_symbols.sh "$PREFIX/lib/libridr.so.$version" \
+	set -ex
+	local L=$PREFIX/lib
+	PKG_VERSION=$version tests/pkg/check_symbols.sh "$L/libridr.so.$version" \
 		"$PREFIX"/include/ridr-kit/*/*.h
+	# libridr.a cannot hide symbols, so its objects must define no
+	# global beyond what the shared library exports.
+	nm -g --defined-only "$L/libridr.a" | awk 'NF == 3 { print $3 }' | sort -u >"$TMP/a.syms"
+	nm -D --defined-only "$L/libridr.so.$version" | awk '{ print $3 }' | sed 's/@.*//' | sort -u >"$TMP/so.syms"
+	test -s "$TMP/a.syms"
+	extra=$(comm -23 "$TMP/a.syms" "$TMP/so.syms")
+	if [[ -n $extra ]]; then
+		echo "libridr.a defines globals libridr.so does not export:" $extra
+		exit 1
+	fi
 }
 
 check_bazel_consumer() {
