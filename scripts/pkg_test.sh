@@ -6,7 +6,8 @@
 # final count.  Logs: out/test/pkg/<check>.log.
 #
 #  install_staged    scripts/install.sh --prefix P with DESTDIR: layout,
-#                    soname symlinks, ridr.pc naming P (not DESTDIR)
+#                    soname symlinks, ridr.pc naming P (not DESTDIR);
+#                    --libdir; bad arguments refused
 #  pkgconfig_c       out-of-tree C program built with only
 #                    cc $(pkg-config --cflags --libs ridr), run
 #  pkgconfig_cxx     the same in C++ (c++ $(pkg-config ...))
@@ -68,6 +69,13 @@ check_install_staged() {
 	test "$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --modversion ridr)" = "$version"
 	# Nothing outside the prefix.
 	test "$(ls "$STAGE")" = opt
+	# --libdir (a Debian-style multiarch layout).
+	DESTDIR=$STAGE-libdir scripts/install.sh --no-build --prefix /usr \
+		--libdir /usr/lib/x86_64-linux-gnu
+	L=$STAGE-libdir/usr/lib/x86_64-linux-gnu
+	test "$(readlink "$L/libridr.so.$major")" = "libridr.so.$version"
+	grep -qx 'libdir=/usr/lib/x86_64-linux-gnu' "$L/pkgconfig/ridr.pc"
+	test -f "$STAGE-libdir/usr/include/ridr-kit/ridr/ridr.h"
 	# Bad arguments are refused.
 	if scripts/install.sh --no-build --prefix relative/path; then exit 1; fi
 	echo ok
