@@ -20,7 +20,6 @@
 # lands in the shared include directory; ridr.pc adds -I.../ridr-kit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 
 prefix=/usr/local
 libdir=

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2046 # pkg-config output splits into words on purpose
 # Packaging checks that need a real install or a second Bazel workspace,
 # so they run outside Bazel's sandbox (scripts/test.sh calls this after
 # the Bazel runs).  Each check counts as one test; the result goes to
@@ -141,7 +142,7 @@ check_symbols() {
 	test -s "$TMP/a.syms"
 	extra=$(comm -23 "$TMP/a.syms" "$TMP/so.syms")
 	if [[ -n $extra ]]; then
-		echo "libridr.a defines globals libridr.so does not export:" $extra
+		echo "libridr.a defines globals libridr.so does not export:" "$extra"
 		exit 1
 	fi
 }

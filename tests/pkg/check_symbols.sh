@@ -36,11 +36,11 @@ fi
 missing=$(comm -23 "$tmp/declared" "$tmp/exported_fn")
 extra=$(comm -13 "$tmp/declared" "$tmp/exported_fn")
 if [[ -n $missing ]]; then
-	echo "FAIL: declared in the headers but not exported:" $missing >&2
+	echo "FAIL: declared in the headers but not exported:" "$(tr "\n" " " <<<"$missing")" >&2
 	fail=1
 fi
 if [[ -n $extra ]]; then
-	echo "FAIL: exported but not part of the public API:" $extra >&2
+	echo "FAIL: exported but not part of the public API:" "$(tr "\n" " " <<<"$extra")" >&2
 	fail=1
 fi
 # Every exported symbol carries the version node.
