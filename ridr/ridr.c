@@ -405,9 +405,11 @@ rk_export_symbol(ridr_memory);
 /* ------------------------------------------------------------------ */
 /* Writers: search                                                     */
 
-/* Lowest free id >= @id in @node's subtree (@id inside its range). */
-static bool ridr_subtree_free(const struct ridr_node *node, unsigned long id,
-			      unsigned long *out)
+/* Lowest free id >= @id in @node's subtree (@id inside its range).
+ * *@leafp gets the leaf that holds it, or NULL if nodes are missing on
+ * the way (the insertion must build them). */
+static bool ridr_subtree_free(struct ridr_node *node, unsigned long id,
+			      unsigned long *out, struct ridr_node **leafp)
 {
 	unsigned int shift = node->shift, first = ridr_offset(id, shift);
 	uint64_t bits = node->free & (~0ULL << first);
@@ -416,36 +418,40 @@ static bool ridr_subtree_free(const struct ridr_node *node, unsigned long id,
 		unsigned int i = rk_ffs64(bits);
 		unsigned long start = i == first ? id :
 			(id & ~ridr_span(shift)) | ((unsigned long)i << shift);
-		const struct ridr_node *child;
+		struct ridr_node *child;
 
 		if (!shift) {
 			*out = start;
+			*leafp = node;
 			return true;
 		}
 		child = ridr_protected(node->slots[i]);
 		if (!child) {
 			*out = start;
+			*leafp = NULL;
 			return true;
 		}
 		/* A set bit promises a free id somewhere in the child, but
 		 * only below start when i == first: then look further. */
-		if (ridr_subtree_free(child, start, out))
+		if (ridr_subtree_free(child, start, out, leafp))
 			return true;
 		bits &= bits - 1;
 	}
 	return false;
 }
 
-/* Lowest free id in [@min, @max], or -ENOSPC. */
+/* Lowest free id in [@min, @max], or -ENOSPC; *@leafp as above. */
 static int ridr_find_free(const struct ridr *map, unsigned long min,
-			  unsigned long max, unsigned long *out)
+			  unsigned long max, unsigned long *out,
+			  struct ridr_node **leafp)
 {
-	const struct ridr_node *root = ridr_protected(map->root);
+	struct ridr_node *root = ridr_protected(map->root);
 	unsigned long id;
 
+	*leafp = NULL;
 	if (!root || min > ridr_span(root->shift)) {
 		id = min;	/* beyond the tree: nothing allocated there */
-	} else if (!ridr_subtree_free(root, min, &id)) {
+	} else if (!ridr_subtree_free(root, min, &id, leafp)) {
 		if (ridr_span(root->shift) == RIDR_MAX_ID)
 			return -ENOSPC;
 		id = ridr_span(root->shift) + 1;
@@ -492,6 +498,29 @@ static struct ridr_node *ridr_leaf(const struct ridr *map, unsigned long id)
 
 /* ------------------------------------------------------------------ */
 /* Writers: insert                                                     */
+
+/* Store @ptr at free id @id of existing leaf @leaf. */
+static void ridr_leaf_store(struct ridr *map, struct ridr_node *leaf,
+			    void *ptr, unsigned long id)
+{
+	struct ridr_node *node = leaf;
+	unsigned int off = ridr_offset(id, 0);
+
+	rk_bug_on(!(leaf->free & (1ULL << off)));
+	if (ptr)
+		rk_rcu_assign_pointer(leaf->slots[off], ptr);	/* guarantee 2 */
+	else
+		rk_rcu_init_pointer(leaf->slots[off], NULL);	/* reservation */
+	leaf->free &= ~(1ULL << off);
+	leaf->count++;
+	/* A node that became full clears its bit in the parent, and so on
+	 * up while parents become full too. */
+	while (!node->free && node->parent) {
+		node->parent->free &= ~(1ULL << node->offset);
+		node = node->parent;
+	}
+	rk_write_once(map->count, map->count + 1);
+}
 
 /* Store @ptr at free id @id.  The nodes needed are reserved in @pl. */
 static void ridr_insert(struct ridr *map, void *ptr, unsigned long id,
@@ -543,22 +572,7 @@ static void ridr_insert(struct ridr *map, void *ptr, unsigned long id,
 		}
 		node = child;
 	}
-
-	off = ridr_offset(id, 0);
-	rk_bug_on(!(node->free & (1ULL << off)));
-	if (ptr)
-		rk_rcu_assign_pointer(node->slots[off], ptr);	/* guarantee 2 */
-	else
-		rk_rcu_init_pointer(node->slots[off], NULL);	/* reservation */
-	node->free &= ~(1ULL << off);
-	node->count++;
-	/* A node that became full clears its bit in the parent, and so on
-	 * up while parents become full too. */
-	while (!node->free && node->parent) {
-		node->parent->free &= ~(1ULL << node->offset);
-		node = node->parent;
-	}
-	rk_write_once(map->count, map->count + 1);
+	ridr_leaf_store(map, node, ptr, id);
 }
 
 /* On -EAGAIN (!@may_alloc and @pl short), *@want says how many nodes the
@@ -569,6 +583,7 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 			 unsigned int *want)
 {
 	unsigned long id, start = min;
+	struct ridr_node *leaf;
 	unsigned int need;
 	int ret;
 
@@ -579,18 +594,23 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 		if (start < min || start > max)
 			start = min;
 	}
-	ret = ridr_find_free(map, start, max, &id);
+	ret = ridr_find_free(map, start, max, &id, &leaf);
 	if (ret == -ENOSPC && start > min)
-		ret = ridr_find_free(map, min, start - 1, &id);
+		ret = ridr_find_free(map, min, start - 1, &id, &leaf);
 	if (ret)
 		return ret;
-	need = ridr_nodes_needed(map, id);
-	ret = ridr_reserve(pl, need, may_alloc);
-	if (ret) {
-		*want = need;
-		return ret;	/* map unchanged */
+	if (likely(leaf)) {
+		/* Common case: the search ended in an existing leaf. */
+		ridr_leaf_store(map, leaf, ptr, id);
+	} else {
+		need = ridr_nodes_needed(map, id);
+		ret = ridr_reserve(pl, need, may_alloc);
+		if (ret) {
+			*want = need;
+			return ret;	/* map unchanged */
+		}
+		ridr_insert(map, ptr, id, pl);
 	}
-	ridr_insert(map, ptr, id, pl);
 	if (cyclic)	/* wraps to 0 past RIDR_MAX_ID, then restarts at min */
 		rk_write_once(map->next, id + 1);
 	*idp = id;
@@ -601,10 +621,11 @@ static int ridr_alloc_common(struct ridr *map, void *ptr, unsigned long min,
 			     unsigned long max, unsigned long *idp,
 			     struct ridr_preload *pl, bool cyclic)
 {
-	struct ridr_preload local = RIDR_PRELOAD_INIT;
+	struct ridr_preload local;	/* only .nr needs initialising */
 	unsigned int want;
 	int ret;
 
+	local.nr = 0;
 	ret = ridr_do_alloc(map, ptr, min, max, idp, pl ? pl : &local, cyclic,
 			    true, &want);
 	ridr_preload_end(&local);
@@ -639,10 +660,11 @@ static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
 			     unsigned long max, unsigned long *idp,
 			     bool cyclic)
 {
-	struct ridr_preload pl = RIDR_PRELOAD_INIT;
+	struct ridr_preload pl;	/* only .nr needs initialising */
 	unsigned int want = 0, tries = 0;
 	int ret;
 
+	pl.nr = 0;
 	if (!map || !idp || min > max)
 		return -EINVAL;
 	for (;;) {
