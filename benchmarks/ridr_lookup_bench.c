@@ -275,6 +275,7 @@ static void churn_last(enum kind k, unsigned long own)
 static pthread_t writer_thread;
 static int writer_stop;
 static enum kind writer_kind;
+static uint64_t writer_ops;	/* written by the writer, read after join */
 
 static void *writer_main(void *unused)
 {
@@ -287,8 +288,10 @@ static void *writer_main(void *unused)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
 	own = churn_first(writer_kind, &ctr);
-	while (!__atomic_load_n(&writer_stop, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&writer_stop, __ATOMIC_ACQUIRE)) {
 		churn_once(writer_kind, &own, &ctr);
+		writer_ops++;
+	}
 	churn_last(writer_kind, own);
 	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
 	return NULL;
@@ -299,6 +302,7 @@ static void writer_start(enum kind k)
 	if (!with_writer || k == K_NOLOCK)
 		return;
 	writer_kind = k;
+	writer_ops = 0;
 	__atomic_store_n(&writer_stop, 0, __ATOMIC_RELEASE);
 	if (pthread_create(&writer_thread, NULL, writer_main, NULL))
 		die("pthread_create");
@@ -311,6 +315,13 @@ static void writer_stop_join(void)
 	__atomic_store_n(&writer_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(writer_thread, NULL);
 	writer_kind = K_NOLOCK;
+}
+
+/* Writer remove+alloc pairs during the last measurement (pthread_join
+ * ordered its stores before this read). */
+static uint64_t writer_pairs(void)
+{
+	return with_writer ? writer_ops : 0;
 }
 
 static void setup_ridr(int n) { (void)n; writer_start(K_RIDR); }
@@ -374,15 +385,15 @@ READER(read_nolock, {
 
 static const struct bench_variant lookup_variants[] = {
 	{ "spin_flat", "global spinlock + flat array", setup_spin,
-	  writer_stop_join, read_spin },
+	  writer_stop_join, read_spin, writer_pairs },
 	{ "rw_flat", "global rwlock + flat array", setup_rw, writer_stop_join,
-	  read_rw },
+	  read_rw, writer_pairs },
 	{ "lfht", "liburcu rculfhash (RCU)", setup_lfht, writer_stop_join,
-	  read_lfht },
+	  read_lfht, writer_pairs },
 	{ "ridr", "ours (RCU radix tree)", setup_ridr, writer_stop_join,
-	  read_ridr },
+	  read_ridr, writer_pairs },
 	{ "flat_nolock", "plain array, no lock (floor)", NULL, NULL,
-	  read_nolock },
+	  read_nolock, NULL },
 };
 
 /*
@@ -419,12 +430,12 @@ CHURNER(churn_lfht, K_LFHT)
 
 static const struct bench_variant churn_variants[] = {
 	{ "spin_flat", "global spinlock + flat array + free-id stack", NULL,
-	  NULL, churn_spin },
+	  NULL, churn_spin, NULL },
 	{ "rw_flat", "global rwlock (write side) + flat array", NULL, NULL,
-	  churn_rw },
+	  churn_rw, NULL },
 	{ "lfht", "rculfhash add/del (ids from a counter)", NULL, NULL,
-	  churn_lfht },
-	{ "ridr", "ours: ridr_remove + ridr_alloc", NULL, NULL, churn_ridr },
+	  churn_lfht, NULL },
+	{ "ridr", "ours: ridr_remove + ridr_alloc", NULL, NULL, churn_ridr, NULL },
 };
 
 /* ---- single-threaded scaling and memory ---- */
@@ -598,14 +609,18 @@ static size_t lfht_build(unsigned long n)
 	return heap_used() - before;
 }
 
-static int cmd_memory(const char *json)
+static int cmd_memory(int argc, char **argv, const char *json)
 {
 	static const unsigned long sizes[] = { 1000, 1000000 };
+	int nsizes = 2;
 	FILE *j = json ? fopen(json, "w") : NULL;
 	bool first = true;
 
 	if (json && !j)
 		die("cannot write json");
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--quick"))
+			nsizes = 1;	/* 10^3 ids only */
 	printf("\n### ridr_memory\n\nbytes per live id.  ridr: node bytes "
 	       "(ridr_memory) and heap bytes (malloc, incl. its overhead); "
 	       "flat array: 8 bytes per slot up to the largest id; "
@@ -615,7 +630,7 @@ static int cmd_memory(const char *json)
 	if (j)
 		fprintf(j, "{\n  \"benchmark\": \"ridr_memory\",\n"
 			   "  \"unit\": \"bytes per live id\",\n  \"rows\": [\n");
-	for (int si = 0; si < 2; si++) {
+	for (int si = 0; si < nsizes; si++) {
 		unsigned long n = sizes[si];
 		size_t lf = lfht_build(n);
 
@@ -711,7 +726,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "scaling"))
 		return cmd_scaling(argc - 2, argv + 2, json);
 	if (!strcmp(argv[1], "memory"))
-		return cmd_memory(json);
+		return cmd_memory(argc - 2, argv + 2, json);
 	if (!strcmp(argv[1], "icount") && argc == 4)
 		return cmd_icount(strtoul(argv[2], NULL, 0),
 				  strtol(argv[3], NULL, 0));
@@ -736,6 +751,8 @@ int main(int argc, char **argv)
 			      "rwlock) and 2011 posix-timers idr_lock "
 			      "(global spinlock) vs RCU lookups";
 		cfg.variants = lookup_variants;
+		if (with_writer)
+			cfg.extra_name = "writer remove+alloc pairs";
 		/* flat_nolock has no writer variant. */
 		cfg.nvariants = with_writer ? 4 : 5;
 		cfg.baseline = 0;
@@ -764,7 +781,7 @@ int main(int argc, char **argv)
 	}
 usage:
 	fprintf(stderr, "usage: %s lookup N [--writer] [opts] | churn [opts] | "
-			"scaling [--quick] [--json F] | memory [--json F] | "
+			"scaling [--quick] [--json F] | memory [--quick] [--json F] | "
 			"icount N K\n", argv[0]);
 	return 2;
 }

@@ -15,7 +15,7 @@ fi
 rows=()
 printf '\n### instructions per operation (callgrind, %s operations each)\n\n' "$k"
 printf '| live ids | ridr_find | flat array find | ridr remove+alloc pair |\n|---|---|---|---|\n'
-for n in 64 4096 1000000; do
+for n in ${RK_ICOUNT_SIZES:-64 4096 1000000}; do
 	vals=()
 	for f in ridr_find flat_find ridr_pair; do
 		echo "[icount] $n ids, $f ..." >&2
