@@ -70,14 +70,16 @@ static inline unsigned long ridr_low_mask(unsigned int bits)
 }
 
 /* Highest id the subtree of a node with @shift covers, relative to its
- * base (ids are base .. base + span). */
+ * base (ids are base .. base + span).
+ */
 static inline unsigned long ridr_span(unsigned int shift)
 {
 	return ridr_low_mask(shift + RIDR_SHIFT);
 }
 
 /* Slots that hold ids <= RIDR_MAX_ID: 64, except at the top level of a
- * full-height tree (16 with 64-bit longs). */
+ * full-height tree (16 with 64-bit longs).
+ */
 static inline unsigned int ridr_nslots(unsigned int shift)
 {
 	if (shift + RIDR_SHIFT <= RIDR_ID_BITS)
@@ -133,7 +135,8 @@ int ridr_preload(struct ridr_preload *pl, const struct ridr *map,
 		return -EINVAL;
 	/* Worst case for an id <= max: grow from height h to top, then
 	 * build the path below the new top; or, if no growth, the path
-	 * below the existing root. */
+	 * below the existing root.
+	 */
 	top = ridr_levels_for(max);
 	h = rk_read_once(map->height);
 	if (h == 0)
@@ -166,7 +169,8 @@ void ridr_preload_end(struct ridr_preload *pl)
 rk_export_symbol(ridr_preload_end);
 
 /* Make sure @pl holds @need nodes; allocate the rest without sleeping.
- * On failure the map is untouched and the nodes stay in @pl. */
+ * On failure the map is untouched and the nodes stay in @pl.
+ */
 static int ridr_reserve(struct ridr_preload *pl, unsigned int need,
 			bool may_alloc)
 {
@@ -184,7 +188,8 @@ static int ridr_reserve(struct ridr_preload *pl, unsigned int need,
 }
 
 /* Take a reserved node and initialise it as an empty node at @shift.
- * Not yet reachable by readers: plain initialisation. */
+ * Not yet reachable by readers: plain initialisation.
+ */
 static struct ridr_node *ridr_node_take(struct ridr *map,
 					struct ridr_preload *pl,
 					unsigned int shift,
@@ -245,11 +250,13 @@ void ridr_destroy(struct ridr *map)
 	/* Unpublish first (guarantee 4), then retire every node.  The walk
 	 * is iterative: go down to a leftmost child, retire nodes with no
 	 * children left, clearing their slot in the parent (the parent is
-	 * already unreachable, so the clear needs no ordering). */
+	 * already unreachable, so the clear needs no ordering).
+	 */
 	rk_rcu_init_pointer(map->root, NULL);
 	/* Readers that started before the unpublish may see the slots we
 	 * clear below turn NULL: "absent" is a correct answer once the map
-	 * is being destroyed. */
+	 * is being destroyed.
+	 */
 	while (node) {
 		struct ridr_node *parent;
 		unsigned int i;
@@ -407,7 +414,8 @@ rk_export_symbol(ridr_memory);
 
 /* Lowest free id >= @id in @node's subtree (@id inside its range).
  * *@leafp gets the leaf that holds it, or NULL if nodes are missing on
- * the way (the insertion must build them). */
+ * the way (the insertion must build them).
+ */
 static bool ridr_subtree_free(struct ridr_node *node, unsigned long id,
 			      unsigned long *out, struct ridr_node **leafp)
 {
@@ -432,7 +440,8 @@ static bool ridr_subtree_free(struct ridr_node *node, unsigned long id,
 			return true;
 		}
 		/* A set bit promises a free id somewhere in the child, but
-		 * only below start when i == first: then look further. */
+		 * only below start when i == first: then look further.
+		 */
 		if (ridr_subtree_free(child, start, out, leafp))
 			return true;
 		bits &= bits - 1;
@@ -514,7 +523,8 @@ static void ridr_leaf_store(struct ridr *map, struct ridr_node *leaf,
 	leaf->free &= ~(1ULL << off);
 	leaf->count++;
 	/* A node that became full clears its bit in the parent, and so on
-	 * up while parents become full too. */
+	 * up while parents become full too.
+	 */
 	while (!node->free && node->parent) {
 		node->parent->free &= ~(1ULL << node->offset);
 		node = node->parent;
@@ -543,7 +553,8 @@ static void ridr_insert(struct ridr *map, void *ptr, unsigned long id,
 						       NULL, 0);
 
 		/* Guarantee 5: slot 0 is set before the new root is
-		 * published.  @top is unreachable, so a plain store. */
+		 * published.  @top is unreachable, so a plain store.
+		 */
 		rk_rcu_init_pointer(top->slots[0], root);
 		top->count = 1;
 		if (!root->free)
@@ -567,7 +578,8 @@ static void ridr_insert(struct ridr *map, void *ptr, unsigned long id,
 					       off);
 			node->count++;
 			/* Guarantee 2; the absent child's free bit was set
-			 * and the new child is all free: it stays set. */
+			 * and the new child is all free: it stays set.
+			 */
 			rk_rcu_assign_pointer(node->slots[off], child);
 		}
 		node = child;
@@ -576,7 +588,8 @@ static void ridr_insert(struct ridr *map, void *ptr, unsigned long id,
 }
 
 /* On -EAGAIN (!@may_alloc and @pl short), *@want says how many nodes the
- * insertion needs. */
+ * insertion needs.
+ */
 static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 			 unsigned long max, unsigned long *idp,
 			 struct ridr_preload *pl, bool cyclic, bool may_alloc,
@@ -768,7 +781,8 @@ static void ridr_shrink(struct ridr *map)
 		child->parent = NULL;
 		/* Guarantee 5: the child is initialised and was reachable
 		 * through the old root; the release orders everything this
-		 * writer saw before readers that start from the new root. */
+		 * writer saw before readers that start from the new root.
+		 */
 		rk_rcu_assign_pointer(map->root, child);
 		ridr_node_retire(map, root);
 		root = child;
@@ -794,7 +808,8 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 	rk_write_once(map->count, map->count - 1);
 
 	/* The leaf has a free id now: set the bits up to the first parent
-	 * that already had it set. */
+	 * that already had it set.
+	 */
 	for (node = leaf; node->parent; node = node->parent) {
 		uint64_t bit = 1ULL << node->offset;
 
