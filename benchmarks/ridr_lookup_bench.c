@@ -137,10 +137,15 @@ static struct cds_lfht *lfht_new(void)
 static void lfht_clear(void)
 {
 	struct cds_lfht_iter iter;
-	struct lfht_obj *o;
+	struct cds_lfht_node *n;
 
+	/* Not cds_lfht_for_each_entry(): it applies container_of to the
+	 * final NULL, which UBSan rightly reports. */
 	rk_rcu_read_lock();
-	cds_lfht_for_each_entry(ht, &iter, o, node) {
+	for (cds_lfht_first(ht, &iter); (n = cds_lfht_iter_get_node(&iter));
+	     cds_lfht_next(ht, &iter)) {
+		struct lfht_obj *o = caa_container_of(n, struct lfht_obj, node);
+
 		cds_lfht_del(ht, &o->node);
 		rk_call_rcu(RK_RCU_DEFAULT_FLAVOR, &o->rcu, lfht_free_rcu);
 	}
