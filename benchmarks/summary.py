@@ -45,7 +45,7 @@ def main(out):
     keys = sorted({k for _, _, _, p in rows for k in p})
     print("|---|---|" + "---|" * len(keys))
     for name, ours, base, pts in rows:
-        cells = [f"{pts[k]:.2f}x" if k in pts else "" for k in keys]
+        cells = [f"{pts[k]:.2f}x" if pts.get(k) is not None else "-" for k in keys]
         print(f"| {name} | {ours} / {base} | " + " | ".join(cells) + " |")
 
     print("\n| ridr target (issue 3) | target | measured |\n|---|---|---|")
@@ -53,7 +53,7 @@ def main(out):
     find4096 = next((r["ridr_find"] for r in ic["rows"] if r["ids"] == 4096), None) if ic else None
     print(f"| find instructions, 4096 ids | <= 40 | {find4096 if find4096 is not None else 'n/a'} |")
     lk = load(os.path.join(out, "ridr_lookup_4096.json"))
-    if lk and median(lk, "flat_nolock"):
+    if lk and median(lk, "flat_nolock") and median(lk, "ridr")[0] > 0:
         lat = median(lk, "flat_nolock")[0] / median(lk, "ridr")[0]
         print(f"| find latency vs flat array, 4096 ids, 1 thread | <= 1.3x | {lat:.2f}x |")
     else:
@@ -64,13 +64,13 @@ def main(out):
         big = max(dense, key=lambda r: r["ids"])
         print(f"| bytes per dense id ({big['ids']} ids) | <= 9.5 | {big['ridr_nodes']:.2f} |")
     ch = load(os.path.join(out, "ridr_churn.json"))
-    if ch:
+    if ch and median(ch, "spin_flat")[0] > 0:
         rel = median(ch, "ridr")[0] / median(ch, "spin_flat")[0]
         print(f"| alloc+remove vs spinlocked flat array, 1 thread | >= 0.6x (2x the IDR's 0.3x) | {rel:.2f}x |")
     for n in (64, 4096, 1000000):
         a = load(os.path.join(out, f"ridr_lookup_{n}.json"))
         b = load(os.path.join(out, f"ridr_lookup_{n}_writer.json"))
-        if a and b:
+        if a and b and median(a, "ridr")[0] > 0:
             ra, rb = median(a, "ridr"), median(b, "ridr")
             # 1 reader: the writer runs on the other CPU, so the ratio
             # measures interference, not two threads sharing one CPU.

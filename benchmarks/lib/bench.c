@@ -236,8 +236,10 @@ int bench_run(struct bench_config *cfg)
 		for (int v = 0; v < nv; v++)
 			printf(" %.2f |", med[v][t] / 1e6);
 		for (int v = 0; v < nv; v++)
-			if (v != cfg->ours)
+			if (v != cfg->ours && med[v][t] > 0)
 				printf(" %.2fx |", med[cfg->ours][t] / med[v][t]);
+			else if (v != cfg->ours)
+				printf(" - |");
 		printf("\n");
 	}
 	if (cfg->extra_name) {
@@ -308,9 +310,15 @@ int bench_run(struct bench_config *cfg)
 			fprintf(j, "}%s\n", v + 1 < nv ? "," : "");
 		}
 		fprintf(j, "  ],\n  \"ratio_ours_over_baseline\": [");
-		for (int t = 0; t < nt; t++)
-			fprintf(j, "%s%.4f", t ? ", " : "",
-				med[cfg->ours][t] / med[cfg->baseline][t]);
+		for (int t = 0; t < nt; t++) {
+			/* A baseline that completed nothing has no ratio. */
+			if (med[cfg->baseline][t] > 0)
+				fprintf(j, "%s%.4f", t ? ", " : "",
+					med[cfg->ours][t] /
+					med[cfg->baseline][t]);
+			else
+				fprintf(j, "%snull", t ? ", " : "");
+		}
 		fprintf(j, "]");
 		if (cfg->extra_name)
 			fprintf(j, ",\n  \"extra_name\": \"%s\"", cfg->extra_name);
