@@ -191,12 +191,12 @@ static void check(void)
 
 static const struct bench_variant variants[] = {
 	{ "spinlock_int", "spinlock + int, every op locked", reset, check,
-	  run_spinlock_int },
+	  run_spinlock_int, NULL },
 	{ "lockref_pause", "lockref, cpu_relax() in the cmpxchg loop", reset,
-	  check, run_lockref_pause },
-	{ "lockref", "ours: no pause, 100 retries", reset, check, run_lockref },
+	  check, run_lockref_pause, NULL },
+	{ "lockref", "ours: no pause, 100 retries", reset, check, run_lockref, NULL },
 	{ "atomic_faa", "fetch_add/sub on one line (limit)", reset, check,
-	  run_atomic_faa },
+	  run_atomic_faa, NULL },
 };
 
 int main(int argc, char **argv)

@@ -24,10 +24,10 @@
  *  - READ_ONCE/WRITE_ONCE become relaxed C11 atomics: the compiler may
  *    neither tear, fuse nor invent the access, exactly the kernel's
  *    guarantee, and ThreadSanitizer understands them.
- *  - Outside ThreadSanitizer builds the RCU pointer accessors are
- *    liburcu's own (a volatile load plus read_barrier_depends, and a write
- *    barrier before a volatile store).  TSan understands neither, so under
- *    __SANITIZE_THREAD__ they become acquire/release atomics, and grace
+ *  - Publication is a C11 release store.  Outside ThreadSanitizer builds
+ *    the dereference is liburcu's own (a volatile load plus
+ *    read_barrier_depends).  TSan does not understand that, so under
+ *    __SANITIZE_THREAD__ it becomes an acquire load, and grace
  *    periods are modelled with __tsan_release()/__tsan_acquire() on one
  *    token: every read-side unlock releases it, everything that runs after
  *    a grace period acquires it.  See docs/build.md and
@@ -290,15 +290,22 @@ extern const struct rcu_flavor_struct urcu_bp_flavor;
 #define RK_RCU_FLAVOR_QSBR (&urcu_qsbr_flavor)
 #define RK_RCU_FLAVOR_BP (&urcu_bp_flavor)
 
-#if RK_TSAN
-/* Acquire/release atomics that ThreadSanitizer understands; same
- * guarantees as liburcu's (consume is promoted to acquire by GCC). */
-#define rk_rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+/*
+ * Publication is a C11 release store in every build: it orders the
+ * initialisation of what @v points to before the store, which is exactly
+ * what the readers' dependent loads need.  liburcu's
+ * rcu_assign_pointer() issues cmm_wmb() instead, an "sfence" on x86 that
+ * only matters for non-temporal stores; the release store is a plain mov
+ * there (same guarantee, measured ~15% of a remove+alloc pair).
+ */
 #define rk_rcu_assign_pointer(p, v) \
 	__atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#if RK_TSAN
+/* Acquire: TSan understands it (GCC promotes consume to acquire). */
+#define rk_rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
 #else
+/* liburcu's: a volatile load, plus read_barrier_depends on Alpha. */
 #define rk_rcu_dereference(p) _rcu_dereference(p)
-#define rk_rcu_assign_pointer(p, v) _rcu_assign_pointer(p, v)
 #endif
 
 /* Writer-side read of an RCU pointer, with the writer lock held (@c is

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * lockref.c - spinlock + reference count in one 64-bit word.
  *
@@ -25,7 +25,8 @@
 #include "compat/compat.h"
 
 /* Wrapping increment/decrement: defined behaviour at INT_MAX/INT_MIN
- * (the kernel relies on -fno-strict-overflow for the same effect). */
+ * (the kernel relies on -fno-strict-overflow for the same effect).
+ */
 static inline int lockref_inc(int count)
 {
 	return (int)((unsigned int)count + 1u);
@@ -187,7 +188,8 @@ void lockref_mark_dead(struct lockref *lockref)
 {
 	rk_assert_spin_locked(&lockref->lock);
 	/* Plain relaxed store under the lock: fast paths cannot succeed while
-	 * the lock is held, and the unlock (release) publishes it. */
+	 * the lock is held, and the unlock (release) publishes it.
+	 */
 	rk_write_once(lockref->count, -128);
 }
 rk_export_symbol(lockref_mark_dead);

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* SPDX-License-Identifier: GPL-2.0-only */
 #ifndef RK_LOCKREF_H
 #define RK_LOCKREF_H
 

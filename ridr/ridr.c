@@ -70,14 +70,16 @@ static inline unsigned long ridr_low_mask(unsigned int bits)
 }
 
 /* Highest id the subtree of a node with @shift covers, relative to its
- * base (ids are base .. base + span). */
+ * base (ids are base .. base + span).
+ */
 static inline unsigned long ridr_span(unsigned int shift)
 {
 	return ridr_low_mask(shift + RIDR_SHIFT);
 }
 
 /* Slots that hold ids <= RIDR_MAX_ID: 64, except at the top level of a
- * full-height tree (16 with 64-bit longs). */
+ * full-height tree (16 with 64-bit longs).
+ */
 static inline unsigned int ridr_nslots(unsigned int shift)
 {
 	if (shift + RIDR_SHIFT <= RIDR_ID_BITS)
@@ -133,7 +135,8 @@ int ridr_preload(struct ridr_preload *pl, const struct ridr *map,
 		return -EINVAL;
 	/* Worst case for an id <= max: grow from height h to top, then
 	 * build the path below the new top; or, if no growth, the path
-	 * below the existing root. */
+	 * below the existing root.
+	 */
 	top = ridr_levels_for(max);
 	h = rk_read_once(map->height);
 	if (h == 0)
@@ -166,7 +169,8 @@ void ridr_preload_end(struct ridr_preload *pl)
 rk_export_symbol(ridr_preload_end);
 
 /* Make sure @pl holds @need nodes; allocate the rest without sleeping.
- * On failure the map is untouched and the nodes stay in @pl. */
+ * On failure the map is untouched and the nodes stay in @pl.
+ */
 static int ridr_reserve(struct ridr_preload *pl, unsigned int need,
 			bool may_alloc)
 {
@@ -184,7 +188,8 @@ static int ridr_reserve(struct ridr_preload *pl, unsigned int need,
 }
 
 /* Take a reserved node and initialise it as an empty node at @shift.
- * Not yet reachable by readers: plain initialisation. */
+ * Not yet reachable by readers: plain initialisation.
+ */
 static struct ridr_node *ridr_node_take(struct ridr *map,
 					struct ridr_preload *pl,
 					unsigned int shift,
@@ -245,11 +250,13 @@ void ridr_destroy(struct ridr *map)
 	/* Unpublish first (guarantee 4), then retire every node.  The walk
 	 * is iterative: go down to a leftmost child, retire nodes with no
 	 * children left, clearing their slot in the parent (the parent is
-	 * already unreachable, so the clear needs no ordering). */
+	 * already unreachable, so the clear needs no ordering).
+	 */
 	rk_rcu_init_pointer(map->root, NULL);
 	/* Readers that started before the unpublish may see the slots we
 	 * clear below turn NULL: "absent" is a correct answer once the map
-	 * is being destroyed. */
+	 * is being destroyed.
+	 */
 	while (node) {
 		struct ridr_node *parent;
 		unsigned int i;
@@ -405,9 +412,12 @@ rk_export_symbol(ridr_memory);
 /* ------------------------------------------------------------------ */
 /* Writers: search                                                     */
 
-/* Lowest free id >= @id in @node's subtree (@id inside its range). */
-static bool ridr_subtree_free(const struct ridr_node *node, unsigned long id,
-			      unsigned long *out)
+/* Lowest free id >= @id in @node's subtree (@id inside its range).
+ * *@leafp gets the leaf that holds it, or NULL if nodes are missing on
+ * the way (the insertion must build them).
+ */
+static bool ridr_subtree_free(struct ridr_node *node, unsigned long id,
+			      unsigned long *out, struct ridr_node **leafp)
 {
 	unsigned int shift = node->shift, first = ridr_offset(id, shift);
 	uint64_t bits = node->free & (~0ULL << first);
@@ -416,36 +426,41 @@ static bool ridr_subtree_free(const struct ridr_node *node, unsigned long id,
 		unsigned int i = rk_ffs64(bits);
 		unsigned long start = i == first ? id :
 			(id & ~ridr_span(shift)) | ((unsigned long)i << shift);
-		const struct ridr_node *child;
+		struct ridr_node *child;
 
 		if (!shift) {
 			*out = start;
+			*leafp = node;
 			return true;
 		}
 		child = ridr_protected(node->slots[i]);
 		if (!child) {
 			*out = start;
+			*leafp = NULL;
 			return true;
 		}
 		/* A set bit promises a free id somewhere in the child, but
-		 * only below start when i == first: then look further. */
-		if (ridr_subtree_free(child, start, out))
+		 * only below start when i == first: then look further.
+		 */
+		if (ridr_subtree_free(child, start, out, leafp))
 			return true;
 		bits &= bits - 1;
 	}
 	return false;
 }
 
-/* Lowest free id in [@min, @max], or -ENOSPC. */
+/* Lowest free id in [@min, @max], or -ENOSPC; *@leafp as above. */
 static int ridr_find_free(const struct ridr *map, unsigned long min,
-			  unsigned long max, unsigned long *out)
+			  unsigned long max, unsigned long *out,
+			  struct ridr_node **leafp)
 {
-	const struct ridr_node *root = ridr_protected(map->root);
+	struct ridr_node *root = ridr_protected(map->root);
 	unsigned long id;
 
+	*leafp = NULL;
 	if (!root || min > ridr_span(root->shift)) {
 		id = min;	/* beyond the tree: nothing allocated there */
-	} else if (!ridr_subtree_free(root, min, &id)) {
+	} else if (!ridr_subtree_free(root, min, &id, leafp)) {
 		if (ridr_span(root->shift) == RIDR_MAX_ID)
 			return -ENOSPC;
 		id = ridr_span(root->shift) + 1;
@@ -493,6 +508,30 @@ static struct ridr_node *ridr_leaf(const struct ridr *map, unsigned long id)
 /* ------------------------------------------------------------------ */
 /* Writers: insert                                                     */
 
+/* Store @ptr at free id @id of existing leaf @leaf. */
+static void ridr_leaf_store(struct ridr *map, struct ridr_node *leaf,
+			    void *ptr, unsigned long id)
+{
+	struct ridr_node *node = leaf;
+	unsigned int off = ridr_offset(id, 0);
+
+	rk_bug_on(!(leaf->free & (1ULL << off)));
+	if (ptr)
+		rk_rcu_assign_pointer(leaf->slots[off], ptr);	/* guarantee 2 */
+	else
+		rk_rcu_init_pointer(leaf->slots[off], NULL);	/* reservation */
+	leaf->free &= ~(1ULL << off);
+	leaf->count++;
+	/* A node that became full clears its bit in the parent, and so on
+	 * up while parents become full too.
+	 */
+	while (!node->free && node->parent) {
+		node->parent->free &= ~(1ULL << node->offset);
+		node = node->parent;
+	}
+	rk_write_once(map->count, map->count + 1);
+}
+
 /* Store @ptr at free id @id.  The nodes needed are reserved in @pl. */
 static void ridr_insert(struct ridr *map, void *ptr, unsigned long id,
 			struct ridr_preload *pl)
@@ -514,7 +553,8 @@ static void ridr_insert(struct ridr *map, void *ptr, unsigned long id,
 						       NULL, 0);
 
 		/* Guarantee 5: slot 0 is set before the new root is
-		 * published.  @top is unreachable, so a plain store. */
+		 * published.  @top is unreachable, so a plain store.
+		 */
 		rk_rcu_init_pointer(top->slots[0], root);
 		top->count = 1;
 		if (!root->free)
@@ -538,37 +578,25 @@ static void ridr_insert(struct ridr *map, void *ptr, unsigned long id,
 					       off);
 			node->count++;
 			/* Guarantee 2; the absent child's free bit was set
-			 * and the new child is all free: it stays set. */
+			 * and the new child is all free: it stays set.
+			 */
 			rk_rcu_assign_pointer(node->slots[off], child);
 		}
 		node = child;
 	}
-
-	off = ridr_offset(id, 0);
-	rk_bug_on(!(node->free & (1ULL << off)));
-	if (ptr)
-		rk_rcu_assign_pointer(node->slots[off], ptr);	/* guarantee 2 */
-	else
-		rk_rcu_init_pointer(node->slots[off], NULL);	/* reservation */
-	node->free &= ~(1ULL << off);
-	node->count++;
-	/* A node that became full clears its bit in the parent, and so on
-	 * up while parents become full too. */
-	while (!node->free && node->parent) {
-		node->parent->free &= ~(1ULL << node->offset);
-		node = node->parent;
-	}
-	rk_write_once(map->count, map->count + 1);
+	ridr_leaf_store(map, node, ptr, id);
 }
 
 /* On -EAGAIN (!@may_alloc and @pl short), *@want says how many nodes the
- * insertion needs. */
+ * insertion needs.
+ */
 static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 			 unsigned long max, unsigned long *idp,
 			 struct ridr_preload *pl, bool cyclic, bool may_alloc,
 			 unsigned int *want)
 {
 	unsigned long id, start = min;
+	struct ridr_node *leaf;
 	unsigned int need;
 	int ret;
 
@@ -579,18 +607,23 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 		if (start < min || start > max)
 			start = min;
 	}
-	ret = ridr_find_free(map, start, max, &id);
+	ret = ridr_find_free(map, start, max, &id, &leaf);
 	if (ret == -ENOSPC && start > min)
-		ret = ridr_find_free(map, min, start - 1, &id);
+		ret = ridr_find_free(map, min, start - 1, &id, &leaf);
 	if (ret)
 		return ret;
-	need = ridr_nodes_needed(map, id);
-	ret = ridr_reserve(pl, need, may_alloc);
-	if (ret) {
-		*want = need;
-		return ret;	/* map unchanged */
+	if (likely(leaf)) {
+		/* Common case: the search ended in an existing leaf. */
+		ridr_leaf_store(map, leaf, ptr, id);
+	} else {
+		need = ridr_nodes_needed(map, id);
+		ret = ridr_reserve(pl, need, may_alloc);
+		if (ret) {
+			*want = need;
+			return ret;	/* map unchanged */
+		}
+		ridr_insert(map, ptr, id, pl);
 	}
-	ridr_insert(map, ptr, id, pl);
 	if (cyclic)	/* wraps to 0 past RIDR_MAX_ID, then restarts at min */
 		rk_write_once(map->next, id + 1);
 	*idp = id;
@@ -601,10 +634,11 @@ static int ridr_alloc_common(struct ridr *map, void *ptr, unsigned long min,
 			     unsigned long max, unsigned long *idp,
 			     struct ridr_preload *pl, bool cyclic)
 {
-	struct ridr_preload local = RIDR_PRELOAD_INIT;
+	struct ridr_preload local;	/* only .nr needs initialising */
 	unsigned int want;
 	int ret;
 
+	local.nr = 0;
 	ret = ridr_do_alloc(map, ptr, min, max, idp, pl ? pl : &local, cyclic,
 			    true, &want);
 	ridr_preload_end(&local);
@@ -639,10 +673,11 @@ static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
 			     unsigned long max, unsigned long *idp,
 			     bool cyclic)
 {
-	struct ridr_preload pl = RIDR_PRELOAD_INIT;
+	struct ridr_preload pl;	/* only .nr needs initialising */
 	unsigned int want = 0, tries = 0;
 	int ret;
 
+	pl.nr = 0;
 	if (!map || !idp || min > max)
 		return -EINVAL;
 	for (;;) {
@@ -746,7 +781,8 @@ static void ridr_shrink(struct ridr *map)
 		child->parent = NULL;
 		/* Guarantee 5: the child is initialised and was reachable
 		 * through the old root; the release orders everything this
-		 * writer saw before readers that start from the new root. */
+		 * writer saw before readers that start from the new root.
+		 */
 		rk_rcu_assign_pointer(map->root, child);
 		ridr_node_retire(map, root);
 		root = child;
@@ -772,7 +808,8 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 	rk_write_once(map->count, map->count - 1);
 
 	/* The leaf has a free id now: set the bits up to the first parent
-	 * that already had it set. */
+	 * that already had it set.
+	 */
 	for (node = leaf; node->parent; node = node->parent) {
 		uint64_t bit = 1ULL << node->offset;
 

@@ -63,7 +63,8 @@ extern "C" {
 	((unsigned int)((sizeof(unsigned long) * CHAR_BIT + RIDR_SHIFT - 1) / \
 			RIDR_SHIFT))
 /* Nodes one insertion may need: grow from height 1 to the top and build
- * the new path below the top. */
+ * the new path below the top.
+ */
 #define RIDR_PRELOAD_MAX (2 * RIDR_MAX_LEVELS - 1)
 
 struct ridr_node;

@@ -21,9 +21,35 @@ run() {	# name binary [workload]
 	local name=$1; shift
 	"$@" "${args[@]}" --json "$OUT/$name.json" | tee -a "$OUT/results.md"
 }
+quick=false
+for a in "${args[@]}"; do [[ $a == --quick ]] && quick=true; done
 run lockref_fstat2 "$BIN/lockref_fstat2_bench" fstat2
 run lockref_open3 "$BIN/lockref_fstat2_bench" open3
-python3 benchmarks/plot.py "$OUT"/*.json
+sizes="64 4096 1000000"
+$quick && sizes="64 4096"
+for n in $sizes; do
+	run "ridr_lookup_$n" "$BIN/ridr_lookup_bench" lookup "$n"
+	run "ridr_lookup_${n}_writer" "$BIN/ridr_lookup_bench" lookup "$n" --writer
+done
+run ridr_churn "$BIN/ridr_lookup_bench" churn
+run timer_gettime_storm "$BIN/history_bench" timers
+run ipc_psem "$BIN/history_bench" psem
+run ipc_pmsg "$BIN/history_bench" pmsg
+run ipc_semopbench "$BIN/history_bench" semop
+# Single-threaded tables (their own JSON schema: *.table.json).
+"$BIN/ridr_lookup_bench" scaling $($quick && echo --quick) \
+	--json "$OUT/ridr_scaling.table.json" | tee -a "$OUT/results.md"
+"$BIN/ridr_lookup_bench" memory $($quick && echo --quick) \
+	--json "$OUT/ridr_memory.table.json" | tee -a "$OUT/results.md"
+if $quick; then export RK_ICOUNT_K=2000 RK_ICOUNT_SIZES="64 4096"; fi
+scripts/icount.sh "$BIN/ridr_lookup_bench" "$OUT/ridr_icount.table.json" |
+	tee -a "$OUT/results.md"
+# Charts for the side-by-side (harness) results.
+harness=()
+for f in "$OUT"/*.json; do
+	[[ $f == *.table.json ]] || harness+=("$f")
+done
+python3 benchmarks/plot.py "${harness[@]}"
 {
 	echo
 	echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(uname -sr)"

@@ -9,7 +9,9 @@ scripts/setup.sh
 bazel build //... >&2
 bazel build --config=opt //... >&2
 if [[ "${1:-}" == "--quick" ]]; then
-	scripts/bench.sh --quick
+	scripts/bench.sh --quick >/dev/null
 else
-	scripts/bench.sh --rounds 3 --seconds 0.3
+	scripts/bench.sh --rounds 3 --seconds 0.3 >/dev/null
 fi
+echo "## Headline ratios (full tables: out/bench/results.md, charts: out/bench/*.png)"
+python3 benchmarks/summary.py out/bench

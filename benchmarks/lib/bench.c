@@ -96,7 +96,7 @@ static void *worker_main(void *p)
 }
 
 static double measure(const struct bench_variant *v, int nthreads,
-		      double seconds)
+		      double seconds, double *extra_rate)
 {
 	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
 	int stop = 0;
@@ -136,6 +136,7 @@ static double measure(const struct bench_variant *v, int nthreads,
 		  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (v->teardown)
 		v->teardown();
+	*extra_rate = v->extra ? (double)v->extra() / elapsed : 0;
 	free(w);
 	return (double)total / elapsed;
 }
@@ -172,12 +173,13 @@ int bench_run(struct bench_config *cfg)
 {
 	int nv = cfg->nvariants, nt = cfg->nthreads, nr = cfg->rounds;
 	double *res = calloc((size_t)(nv * nt * nr), sizeof(double));
-	double med[16][16], lo[16][16], hi[16][16];
+	double *xres = calloc((size_t)(nv * nt * nr), sizeof(double));
+	double med[16][16], lo[16][16], hi[16][16], xmed[16][16];
 	char model[128];
 	struct utsname u;
 	FILE *j;
 
-	if (!res || nv > 16) {
+	if (!res || !xres || nv > 16) {
 		fprintf(stderr, "bench: bad configuration\n");
 		return 1;
 	}
@@ -190,21 +192,27 @@ int bench_run(struct bench_config *cfg)
 					cfg->threads[t], cfg->variants[v].name);
 				RES(v, t, r) = measure(&cfg->variants[v],
 						       cfg->threads[t],
-						       cfg->seconds);
+						       cfg->seconds,
+						       &xres[((v) * nt + (t)) * nr + (r)]);
 				fprintf(stderr, " %.3g ops/s\n", RES(v, t, r));
 			}
 		}
 	}
 	for (int v = 0; v < nv; v++) {
 		for (int t = 0; t < nt; t++) {
-			double tmp[64];
+			double tmp[64], xtmp[64];
 			int n = nr < 64 ? nr : 64;
 
-			for (int r = 0; r < n; r++)
+			for (int r = 0; r < n; r++) {
 				tmp[r] = RES(v, t, r);
+				xtmp[r] = xres[(v * nt + t) * nr + r];
+			}
 			qsort(tmp, (size_t)n, sizeof(double), cmp_double);
+			qsort(xtmp, (size_t)n, sizeof(double), cmp_double);
 			med[v][t] = n % 2 ? tmp[n / 2]
 					  : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+			xmed[v][t] = n % 2 ? xtmp[n / 2]
+					   : (xtmp[n / 2 - 1] + xtmp[n / 2]) / 2;
 			lo[v][t] = tmp[0];
 			hi[v][t] = tmp[n - 1];
 		}
@@ -228,9 +236,30 @@ int bench_run(struct bench_config *cfg)
 		for (int v = 0; v < nv; v++)
 			printf(" %.2f |", med[v][t] / 1e6);
 		for (int v = 0; v < nv; v++)
-			if (v != cfg->ours)
+			if (v != cfg->ours && med[v][t] > 0)
 				printf(" %.2fx |", med[cfg->ours][t] / med[v][t]);
+			else if (v != cfg->ours)
+				printf(" - |");
 		printf("\n");
+	}
+	if (cfg->extra_name) {
+		printf("\nDuring the same runs, %s (M/s):\n\n| threads |",
+		       cfg->extra_name);
+		for (int v = 0; v < nv; v++)
+			if (cfg->variants[v].extra)
+				printf(" %s |", cfg->variants[v].name);
+		printf("\n|---|");
+		for (int v = 0; v < nv; v++)
+			if (cfg->variants[v].extra)
+				printf("---|");
+		printf("\n");
+		for (int t = 0; t < nt; t++) {
+			printf("| %d |", cfg->threads[t]);
+			for (int v = 0; v < nv; v++)
+				if (cfg->variants[v].extra)
+					printf(" %.3f |", xmed[v][t] / 1e6);
+			printf("\n");
+		}
 	}
 	printf("\n(median of %d rounds of %.2f s; variants interleaved)\n",
 	       nr, cfg->seconds);
@@ -270,17 +299,35 @@ int bench_run(struct bench_config *cfg)
 			fprintf(j, "], \"max\": [");
 			for (int t = 0; t < nt; t++)
 				fprintf(j, "%s%.1f", t ? ", " : "", hi[v][t]);
-			fprintf(j, "]}%s\n", v + 1 < nv ? "," : "");
+			fprintf(j, "]");
+			if (cfg->variants[v].extra) {
+				fprintf(j, ", \"extra_median\": [");
+				for (int t = 0; t < nt; t++)
+					fprintf(j, "%s%.1f", t ? ", " : "",
+						xmed[v][t]);
+				fprintf(j, "]");
+			}
+			fprintf(j, "}%s\n", v + 1 < nv ? "," : "");
 		}
 		fprintf(j, "  ],\n  \"ratio_ours_over_baseline\": [");
-		for (int t = 0; t < nt; t++)
-			fprintf(j, "%s%.4f", t ? ", " : "",
-				med[cfg->ours][t] / med[cfg->baseline][t]);
-		fprintf(j, "]\n}\n");
+		for (int t = 0; t < nt; t++) {
+			/* A baseline that completed nothing has no ratio. */
+			if (med[cfg->baseline][t] > 0)
+				fprintf(j, "%s%.4f", t ? ", " : "",
+					med[cfg->ours][t] /
+					med[cfg->baseline][t]);
+			else
+				fprintf(j, "%snull", t ? ", " : "");
+		}
+		fprintf(j, "]");
+		if (cfg->extra_name)
+			fprintf(j, ",\n  \"extra_name\": \"%s\"", cfg->extra_name);
+		fprintf(j, "\n}\n");
 		fclose(j);
 		fprintf(stderr, "[%s] wrote %s\n", cfg->name, cfg->json_path);
 	}
 #undef RES
 	free(res);
+	free(xres);
 	return 0;
 }

@@ -26,6 +26,9 @@ struct bench_variant {
 	/* Per-thread loop: run until bench_stopped(stop), return the number
 	 * of operations done. */
 	uint64_t (*run)(int tid, int nthreads, const int *stop);
+	/* Optional: operations done during the measurement by threads the
+	 * variant started itself (e.g. a writer), read after teardown. */
+	uint64_t (*extra)(void);
 };
 
 /* The harness sets *stop (release) when the measurement time is up. */
@@ -47,6 +50,7 @@ struct bench_config {
 	int rounds;
 	double seconds;		/* per measurement */
 	const char *json_path;	/* NULL: no JSON */
+	const char *extra_name;	/* what variant->extra counts, if any */
 };
 
 /* Parses --quick, --rounds N, --seconds S, --threads a,b,c, --json PATH

@@ -15,7 +15,7 @@
 
 static struct rk_counting_alloc fx_alloc;
 
-static void fx_setup(void)
+static inline void fx_setup(void)
 {
 	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
 	rk_counting_alloc_install(&fx_alloc);
@@ -28,7 +28,7 @@ static inline long fx_live_after_grace(void)
 	return rk_counting_alloc_live_objects(&fx_alloc);
 }
 
-static void fx_teardown(void)
+static inline void fx_teardown(void)
 {
 	long live = fx_live_after_grace();
 

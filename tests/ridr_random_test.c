@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Randomized differential test: ridr against a simple reference model (a
+ * sorted array of (id, entry) pairs), fixed seeds, 10^6 mixed operations
+ * per seed (a tenth under ThreadSanitizer).  Every result is checked, and
+ * every 4096 operations the full iteration order, the count and the
+ * emptiness.  Ids come mostly from a small dense window (so leaves fill,
+ * empty and get freed), sometimes from anywhere in the 64-bit range (so
+ * the tree grows and shrinks through every height).
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/ridr_fixture.h"
+
+#define OPS RK_STRESS(1000000L)
+#define WINDOW 3000UL	/* dense ids: [0, WINDOW) */
+#define MAX_LIVE 4000	/* keeps the model's memmoves cheap */
+
+struct model {
+	unsigned long *id;
+	void **entry;
+	long n;
+	unsigned long cursor;
+};
+
+/* Index of the first element >= id. */
+static long lower_bound(const struct model *md, unsigned long id)
+{
+	long lo = 0, hi = md->n;
+
+	while (lo < hi) {
+		long mid = lo + (hi - lo) / 2;
+
+		if (md->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool model_has(const struct model *md, unsigned long id, long *pos)
+{
+	*pos = lower_bound(md, id);
+	return *pos < md->n && md->id[*pos] == id;
+}
+
+/* Lowest id in [min, max] not in the model, or -ENOSPC. */
+static int model_free(const struct model *md, unsigned long min,
+		      unsigned long max, unsigned long *out)
+{
+	long i = lower_bound(md, min);
+	unsigned long cand = min;
+
+	for (; i < md->n && md->id[i] == cand; i++) {
+		if (cand == max)
+			return -ENOSPC;
+		cand++;
+	}
+	if (cand > max)
+		return -ENOSPC;
+	*out = cand;
+	return 0;
+}
+
+static void model_insert(struct model *md, unsigned long id, void *e)
+{
+	long pos = lower_bound(md, id);
+
+	memmove(&md->id[pos + 1], &md->id[pos],
+		(size_t)(md->n - pos) * sizeof(md->id[0]));
+	memmove(&md->entry[pos + 1], &md->entry[pos],
+		(size_t)(md->n - pos) * sizeof(md->entry[0]));
+	md->id[pos] = id;
+	md->entry[pos] = e;
+	md->n++;
+}
+
+static void model_delete(struct model *md, long pos)
+{
+	memmove(&md->id[pos], &md->id[pos + 1],
+		(size_t)(md->n - pos - 1) * sizeof(md->id[0]));
+	memmove(&md->entry[pos], &md->entry[pos + 1],
+		(size_t)(md->n - pos - 1) * sizeof(md->entry[0]));
+	md->n--;
+}
+
+static unsigned long pick_id(struct rk_prng *r, const struct model *md)
+{
+	uint64_t k = rk_prng_below(r, 100);
+
+	if (k < 60 || md->n == 0)
+		return rk_prng_below(r, WINDOW);
+	if (k < 90)	/* an id that exists */
+		return md->id[rk_prng_below(r, (uint64_t)md->n)];
+	if (k < 95)
+		return rk_prng_next(r) >> rk_prng_below(r, 64);
+	return ULONG_MAX - rk_prng_below(r, 100);
+}
+
+static void *pick_entry(struct rk_prng *r)
+{
+	/* 10% reservations. */
+	return rk_prng_below(r, 10) ? P(rk_prng_below(r, 1UL << 40)) : NULL;
+}
+
+static void check_all(struct ridr *m, const struct model *md, long op)
+{
+	unsigned long id;
+	long i = 0;
+	void *e;
+
+	cr_assert_eq(ridr_count(m), (unsigned long)md->n,
+		     "op %ld: count %lu, model %ld", op, ridr_count(m), md->n);
+	cr_assert_eq(ridr_is_empty(m), md->n == 0, "op %ld: is_empty", op);
+	rk_rcu_read_lock();
+	ridr_for_each(m, e, id) {
+		while (i < md->n && !md->entry[i])
+			i++;	/* reservations are skipped */
+		cr_assert_lt(i, md->n, "op %ld: extra entry at %lu", op, id);
+		cr_assert_eq(id, md->id[i], "op %ld: iteration found %lu, "
+			     "model has %lu", op, id, md->id[i]);
+		cr_assert_eq(e, md->entry[i], "op %ld: entry of %lu", op, id);
+		i++;
+	}
+	rk_rcu_read_unlock();
+	while (i < md->n && !md->entry[i])
+		i++;
+	cr_assert_eq(i, md->n, "op %ld: iteration stopped early", op);
+}
+
+static void run(uint64_t seed)
+{
+	struct model md = { 0 };
+	struct rk_prng r;
+	struct ridr m;
+
+	md.id = calloc(MAX_LIVE + 1, sizeof(*md.id));
+	md.entry = calloc(MAX_LIVE + 1, sizeof(*md.entry));
+	cr_assert(md.id && md.entry);
+	rk_prng_seed(&r, seed);
+	ridr_init(&m);
+	for (long op = 0; op < OPS; op++) {
+		uint64_t kind = rk_prng_below(&r, 100);
+		unsigned long id = pick_id(&r, &md), min, max, got, want;
+		void *e, *old, *mold;
+		long pos;
+		int ret, mret;
+
+		if (kind < 35 && md.n < MAX_LIVE) {	/* alloc */
+			bool cyclic = rk_prng_below(&r, 4) == 0;
+
+			min = id;
+			switch (rk_prng_below(&r, 4)) {
+			case 0: max = min; break;
+			case 1: max = min + rk_prng_below(&r, 200); break;
+			case 2: max = ULONG_MAX; break;
+			default: max = min + WINDOW; break;
+			}
+			if (max < min)
+				max = ULONG_MAX;
+			if (rk_prng_below(&r, 50) == 0 && max > min) {
+				/* swapped bounds: rejected, nothing changes */
+				cr_assert_eq(ridr_alloc(&m, P(1), max, min, &got),
+					     -EINVAL, "op %ld: min > max", op);
+				continue;
+			}
+			e = pick_entry(&r);
+			if (cyclic) {
+				unsigned long start = md.cursor;
+
+				if (start < min || start > max)
+					start = min;
+				mret = model_free(&md, start, max, &want);
+				if (mret && start > min)
+					mret = model_free(&md, min, start - 1,
+							  &want);
+				ret = ridr_alloc_cyclic(&m, e, min, max, &got);
+			} else {
+				mret = model_free(&md, min, max, &want);
+				ret = ridr_alloc(&m, e, min, max, &got);
+			}
+			cr_assert_eq(ret, mret, "op %ld: alloc%s [%lu, %lu] "
+				     "returned %d, model %d", op,
+				     cyclic ? "_cyclic" : "", min, max, ret,
+				     mret);
+			if (!ret) {
+				cr_assert_eq(got, want, "op %ld: alloc%s [%lu, "
+					     "%lu] gave %lu, model %lu", op,
+					     cyclic ? "_cyclic" : "", min, max,
+					     got, want);
+				model_insert(&md, got, e);
+				if (cyclic)
+					md.cursor = got + 1;
+			}
+		} else if (kind < 60) {			/* remove */
+			bool has = model_has(&md, id, &pos);
+
+			mold = has ? md.entry[pos] : NULL;
+			old = P(12345);
+			ret = ridr_remove(&m, id, &old);
+			cr_assert_eq(ret, has ? 0 : -ENOENT,
+				     "op %ld: remove %lu returned %d", op, id,
+				     ret);
+			if (has) {
+				cr_assert_eq(old, mold, "op %ld: remove %lu "
+					     "returned the wrong entry", op, id);
+				model_delete(&md, pos);
+			} else {
+				cr_assert_eq(old, P(12345),
+					     "op %ld: failed remove wrote *oldp",
+					     op);
+			}
+		} else if (kind < 70) {			/* replace */
+			bool has = model_has(&md, id, &pos);
+
+			e = pick_entry(&r);
+			ret = ridr_replace(&m, e, id, &old);
+			cr_assert_eq(ret, has ? 0 : -ENOENT,
+				     "op %ld: replace %lu returned %d", op, id,
+				     ret);
+			if (has) {
+				cr_assert_eq(old, md.entry[pos]);
+				md.entry[pos] = e;
+			}
+		} else if (kind < 90) {			/* find */
+			bool has = model_has(&md, id, &pos);
+
+			rk_rcu_read_lock();
+			e = ridr_find(&m, id);
+			rk_rcu_read_unlock();
+			cr_assert_eq(e, has ? md.entry[pos] : NULL,
+				     "op %ld: find %lu", op, id);
+		} else {				/* get_next */
+			unsigned long next = id;
+
+			pos = lower_bound(&md, id);
+			while (pos < md.n && !md.entry[pos])
+				pos++;
+			rk_rcu_read_lock();
+			e = ridr_get_next(&m, &next);
+			rk_rcu_read_unlock();
+			if (pos < md.n) {
+				cr_assert_eq(e, md.entry[pos],
+					     "op %ld: get_next(%lu)", op, id);
+				cr_assert_eq(next, md.id[pos],
+					     "op %ld: get_next(%lu) -> %lu, "
+					     "model %lu", op, id, next,
+					     md.id[pos]);
+			} else {
+				cr_assert_null(e, "op %ld: get_next(%lu) found "
+					       "%lu past the last entry", op,
+					       id, next);
+				cr_assert_eq(next, id);
+			}
+		}
+		if ((op & 4095) == 0)
+			check_all(&m, &md, op);
+	}
+	check_all(&m, &md, OPS);
+	ridr_destroy(&m);
+	free(md.id);
+	free(md.entry);
+}
+
+#define T(name, ...) Test(ridr_random, name, .init = fx_setup, .fini = fx_teardown, .timeout = 600, ##__VA_ARGS__)
+
+T(matches_model_seed_1)
+{
+	run(1);
+}
+
+T(matches_model_seed_2)
+{
+	run(0x5eed2);
+}
+
+T(matches_model_seed_3)
+{
+	run(0xdecafbad);
+}
