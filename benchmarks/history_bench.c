@@ -304,54 +304,58 @@ static const struct bench_variant ipc_variants[] = {
 	{ "ridr", "RCU lookup + per-object lock", setup, teardown, run_ridr, NULL },
 };
 
+static const struct workload {
+	const char *cmd, *name, *title, *mirrors;
+	enum work work;
+	int ring;
+	const struct bench_variant *variants;
+	int nvariants, ours;
+} workloads[] = {
+	{ "timers", "timer_gettime_storm",
+	  "each thread looks up, locks and reads its own timers (timer "
+	  "reads/s)",
+	  "2011 posix-timers: 16 threads 78 s -> 3.3 s once lookups went RCU",
+	  W_TIMERS, 1, timer_variants, 3, 1 },
+	{ "psem", "ipc_psem",
+	  "pairs passing a semaphore token, lookup per poll (passes/s)",
+	  "2008 SysV ipc: 2.6.22 scaled to 4 cores, 2.6.24's rw_mutex made 4 "
+	  "cores 75% slower",
+	  W_PSEM, 2, ipc_variants, 3, 2 },
+	{ "pmsg", "ipc_pmsg",
+	  "pairs exchanging messages through queue objects (messages/s)",
+	  "2008 SysV ipc: 2.6.22 scaled to 4 cores, 2.6.24's rw_mutex made 4 "
+	  "cores 75% slower",
+	  W_PMSG, 2, ipc_variants, 3, 2 },
+	{ "semop", "ipc_semopbench",
+	  "rings of 4 threads passing a token through semaphores looked up by "
+	  "id (passes/s)",
+	  "2002 semopbench, 64 groups x 16 semaphores: 515 s -> 46.7 s with "
+	  "per-object locks + RCU",
+	  W_SEMOP, 4, ipc_variants, 3, 2 },
+};
+
 int main(int argc, char **argv)
 {
 	struct bench_config cfg = { 0 };
+	const struct workload *w = NULL;
 	int np = bench_nproc(), ret;
 
-	if (argc < 2)
+	for (size_t i = 0; argc >= 2 && i < sizeof(workloads) /
+			   sizeof(workloads[0]); i++)
+		if (!strcmp(argv[1], workloads[i].cmd))
+			w = &workloads[i];
+	if (!w)
 		goto usage;
 	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
-	if (!strcmp(argv[1], "timers")) {
-		work = W_TIMERS;
-		ring = 1;
-		cfg.name = "timer_gettime_storm";
-		cfg.title = "each thread looks up, locks and reads its own "
-			    "timers (timer reads/s)";
-		cfg.mirrors = "2011 posix-timers: 16 threads 78 s -> 3.3 s once "
-			      "lookups went RCU";
-		cfg.variants = timer_variants;
-		cfg.nvariants = 3;
-	} else if (!strcmp(argv[1], "psem") || !strcmp(argv[1], "pmsg")) {
-		work = !strcmp(argv[1], "psem") ? W_PSEM : W_PMSG;
-		ring = 2;
-		cfg.name = work == W_PSEM ? "ipc_psem" : "ipc_pmsg";
-		cfg.title = work == W_PSEM ?
-			"pairs passing a semaphore token, lookup per poll "
-			"(passes/s)" :
-			"pairs exchanging messages through queue objects "
-			"(messages/s)";
-		cfg.mirrors = "2008 SysV ipc: 2.6.22 scaled to 4 cores, "
-			      "2.6.24's rw_mutex made 4 cores 75% slower";
-		cfg.variants = ipc_variants;
-		cfg.nvariants = 3;
-	} else if (!strcmp(argv[1], "semop")) {
-		work = W_SEMOP;
-		ring = 4;
-		cfg.name = "ipc_semopbench";
-		cfg.title = "rings of 4 threads passing a token through "
-			    "semaphores looked up by id (passes/s)";
-		cfg.mirrors = "2002 semopbench, 64 groups x 16 semaphores: "
-			      "515 s -> 46.7 s with per-object locks + RCU";
-		cfg.variants = ipc_variants;
-		cfg.nvariants = 3;
-	} else {
-		goto usage;
-	}
+	work = w->work;
+	ring = w->ring;
+	cfg.name = w->name;
+	cfg.title = w->title;
+	cfg.mirrors = w->mirrors;
+	cfg.variants = w->variants;
+	cfg.nvariants = w->nvariants;
 	cfg.baseline = 0;
-	cfg.ours = 2;
-	if (work == W_TIMERS)
-		cfg.ours = 1;
+	cfg.ours = w->ours;
 	bench_parse_args(&cfg, argc - 1, argv + 1);
 	/* Ring workloads need whole rings: default to 1, 2 and 4 rings per
 	 * CPU pair unless --threads was given. */

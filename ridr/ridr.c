@@ -493,6 +493,17 @@ static unsigned int ridr_nodes_needed(const struct ridr *map,
 	return 0;
 }
 
+/* Publish @ptr in @slot: a release store for an object (guarantee 2), an
+ * unordered store for NULL, a reservation (guarantee 3).
+ */
+static inline void ridr_publish(void **slot, void *ptr)
+{
+	if (ptr)
+		rk_rcu_assign_pointer(*slot, ptr);
+	else
+		rk_rcu_init_pointer(*slot, NULL);
+}
+
 /* The leaf holding @id, or NULL if no leaf covers it. */
 static struct ridr_node *ridr_leaf(const struct ridr *map, unsigned long id)
 {
@@ -516,10 +527,7 @@ static void ridr_leaf_store(struct ridr *map, struct ridr_node *leaf,
 	unsigned int off = ridr_offset(id, 0);
 
 	rk_bug_on(!(leaf->free & (1ULL << off)));
-	if (ptr)
-		rk_rcu_assign_pointer(leaf->slots[off], ptr);	/* guarantee 2 */
-	else
-		rk_rcu_init_pointer(leaf->slots[off], NULL);	/* reservation */
+	ridr_publish(&leaf->slots[off], ptr);
 	leaf->free &= ~(1ULL << off);
 	leaf->count++;
 	/* A node that became full clears its bit in the parent, and so on
@@ -734,23 +742,33 @@ rk_export_symbol(__ridr_set_cursor);
 /* ------------------------------------------------------------------ */
 /* Writers: replace, remove                                            */
 
+/* The leaf holding allocated id @id (its entry goes to *@oldp if
+ * @oldp), or NULL if @id is not allocated.
+ */
+static struct ridr_node *ridr_allocated(const struct ridr *map,
+					unsigned long id, void **oldp)
+{
+	struct ridr_node *leaf = ridr_leaf(map, id);
+	unsigned int off = ridr_offset(id, 0);
+
+	if (!leaf || (leaf->free & (1ULL << off)))
+		return NULL;
+	if (oldp)
+		*oldp = ridr_protected(leaf->slots[off]);
+	return leaf;
+}
+
 int __ridr_replace(struct ridr *map, void *ptr, unsigned long id,
 		   void **oldp)
 {
 	struct ridr_node *leaf;
-	unsigned int off = ridr_offset(id, 0);
 
 	if (!map)
 		return -EINVAL;
-	leaf = ridr_leaf(map, id);
-	if (!leaf || (leaf->free & (1ULL << off)))
+	leaf = ridr_allocated(map, id, oldp);
+	if (!leaf)
 		return -ENOENT;
-	if (oldp)
-		*oldp = ridr_protected(leaf->slots[off]);
-	if (ptr)
-		rk_rcu_assign_pointer(leaf->slots[off], ptr);	/* guarantee 2 */
-	else
-		rk_rcu_init_pointer(leaf->slots[off], NULL);
+	ridr_publish(&leaf->slots[ridr_offset(id, 0)], ptr);
 	return 0;
 }
 rk_export_symbol(__ridr_replace);
@@ -797,11 +815,9 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 
 	if (!map)
 		return -EINVAL;
-	leaf = ridr_leaf(map, id);
-	if (!leaf || (leaf->free & (1ULL << off)))
+	leaf = ridr_allocated(map, id, oldp);
+	if (!leaf)
 		return -ENOENT;
-	if (oldp)
-		*oldp = ridr_protected(leaf->slots[off]);
 	rk_rcu_init_pointer(leaf->slots[off], NULL);	/* guarantee 3 */
 	leaf->free |= 1ULL << off;
 	leaf->count--;
