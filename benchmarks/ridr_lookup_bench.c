@@ -37,7 +37,7 @@
 #include "compat/compat.h"
 #include "ridr/ridr.h"
 
-#define WRITER_BASE (1UL << 32)	/* writer ids never collide with readers' */
+#define WRITER_BASE (1UL << 32)	/* hash-table ids of writers */
 #define FLAT_CAP (1UL << 21)
 
 static unsigned long nids = 4096;	/* ids 0..nids-1 are live */
@@ -172,6 +172,10 @@ static void populate(unsigned long n)
 			die("flat populate");
 		lfht_add(i);
 	}
+	/* Auto-resize runs in the background; finish it now so lookups are
+	 * not measured against an undersized table. */
+	cds_lfht_resize(ht, n < 1024 ? 1024 : n);
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
 }
 
 static void clear_all(void)
@@ -282,9 +286,11 @@ static int writer_stop;
 static enum kind writer_kind;
 static uint64_t writer_ops;	/* written by the writer, read after join */
 
+#define OWN 64
 static void *writer_main(void *unused)
 {
-	unsigned long ctr = WRITER_BASE, own;
+	unsigned long ctr = WRITER_BASE, own[OWN];
+	uint64_t s = 31;
 	cpu_set_t set;
 
 	/* Shares the last CPU with a reader, as an oversubscribed box. */
@@ -292,12 +298,16 @@ static void *writer_main(void *unused)
 	CPU_SET(bench_nproc() - 1, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
-	own = churn_first(writer_kind, &ctr);
+	/* Like a churning server: 64 ids of its own next to the readers'
+	 * (lowest free, so just above them), one replaced per operation. */
+	for (int i = 0; i < OWN; i++)
+		own[i] = churn_first(writer_kind, &ctr);
 	while (!__atomic_load_n(&writer_stop, __ATOMIC_ACQUIRE)) {
-		churn_once(writer_kind, &own, &ctr);
+		churn_once(writer_kind, &own[xorshift(&s) % OWN], &ctr);
 		writer_ops++;
 	}
-	churn_last(writer_kind, own);
+	for (int i = 0; i < OWN; i++)
+		churn_last(writer_kind, own[i]);
 	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
 	return NULL;
 }
@@ -407,7 +417,6 @@ static const struct bench_variant lookup_variants[] = {
  * replaces a random one of them per operation: remove it, allocate a new
  * one.  Leaves stay populated, as in a server with many live objects.
  */
-#define OWN 64
 #define CHURNER(name, KIND)                                                  \
 	static uint64_t name(int tid, int nthreads, const int *stop)         \
 	{                                                                    \

@@ -88,6 +88,9 @@ extern char rk_tsan_gp_token;
 
 #define RK_BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
 
+/* Start a member on its own cache line (kernel: ____cacheline_aligned). */
+#define RK_CACHELINE_ALIGNED __attribute__((aligned(64)))
+
 #define rk_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 

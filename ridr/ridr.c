@@ -51,13 +51,19 @@
 #define RIDR_MASK (RIDR_SLOTS - 1)
 #define RIDR_ID_BITS (sizeof(unsigned long) * CHAR_BIT)
 
+/*
+ * Readers touch @shift and @slots only.  The writer-only fields, updated
+ * on every allocation and removal, come after the slots, so those updates
+ * do not invalidate the cache lines readers load (only the slot being
+ * changed does).
+ */
 struct ridr_node {
 	unsigned char shift;	/* immutable once published */
+	void *slots[RIDR_SLOTS];	/* RCU-protected */
+	uint64_t free;		/* writer only, see top of file */
+	struct ridr_node *parent;	/* writer only */
 	unsigned char offset;	/* slot in parent (writer) */
 	unsigned char count;	/* used slots: children or allocated ids */
-	struct ridr_node *parent;	/* writer only */
-	uint64_t free;		/* writer only, see top of file */
-	void *slots[RIDR_SLOTS];	/* RCU-protected */
 	struct rk_rcu_head rcu;
 };
 

@@ -72,23 +72,27 @@ struct ridr_node;
 /**
  * struct ridr - an id map.
  * @root: top node, RCU-protected; NULL when no id is allocated.
+ * @flavor: liburcu flavor for deferred frees (unused in the kernel).
+ * @lock: serializes the locked writer functions.
  * @next: cyclic allocation cursor (writer lock).
  * @count: allocated ids, reservations included (writer lock; readable
  *         with a single-copy load).
  * @nodes: nodes in the tree (writer lock; single-copy readable).
  * @height: levels of the tree, 0 when empty (writer lock; single-copy
  *          readable, used to size preloads).
- * @flavor: liburcu flavor for deferred frees (unused in the kernel).
- * @lock: serializes the locked writer functions.
+ *
+ * Readers load only @root.  Everything writers store to on every
+ * operation starts on another cache line, so a writer does not keep
+ * invalidating the line every lookup begins with.
  */
 struct ridr {
 	struct ridr_node *root;
+	const rk_rcu_flavor_t *flavor;
+	rk_spinlock_t lock RK_CACHELINE_ALIGNED;
 	unsigned long next;
 	unsigned long count;
 	unsigned long nodes;
 	unsigned int height;
-	const rk_rcu_flavor_t *flavor;
-	rk_spinlock_t lock;
 };
 
 /* Static initializer (default flavor). */
