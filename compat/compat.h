@@ -18,7 +18,6 @@
  *              RK_SPINLOCK_INIT
  *   memory     rk_alloc(size, gfp), rk_free(p, size), RK_GFP_KERNEL,
  *              RK_GFP_NOWAIT
- *   layout     RK_CACHELINE_ALIGNED
  *   misc       likely(), unlikely(), rk_bug_on(), rk_warn_on_once(),
  *              rk_ffs64(), rk_popcount64(), RK_BUILD_BUG_ON()
  *

@@ -38,12 +38,15 @@
 #define RK_COMPAT_USER_H
 
 #if !defined(_LGPL_SOURCE) && !defined(__SANITIZE_THREAD__)
-/* Inline liburcu's read-side fast paths; this code is LGPL-compatible.
- * Not under ThreadSanitizer: inlined, liburcu's own reader/grace-period
- * handshake (plain volatile accesses to urcu_memb_gp) would be
- * instrumented as if it were our code; called out of line, it stays in
- * the uninstrumented library and our annotations model it instead. */
+/* Inline liburcu's read-side fast paths (for the headers included here
+ * only: undefined again below, so a consumer's own later liburcu
+ * includes compile as the consumer chose).  Not under ThreadSanitizer:
+ * inlined, liburcu's own reader/grace-period handshake (plain volatile
+ * accesses to urcu_memb_gp) would be instrumented as if it were our
+ * code; called out of line, it stays in the uninstrumented library and
+ * our annotations model it instead. */
 #define _LGPL_SOURCE
+#define RK_DEFINED_LGPL_SOURCE
 #endif
 
 #include <errno.h>
@@ -55,6 +58,11 @@
 
 #include <urcu/urcu-memb.h>
 #include <urcu/static/pointer.h>
+
+#ifdef RK_DEFINED_LGPL_SOURCE
+#undef _LGPL_SOURCE
+#undef RK_DEFINED_LGPL_SOURCE
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,9 +95,6 @@ extern char rk_tsan_gp_token;
 #endif
 
 #define RK_BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
-
-/* Start a member on its own cache line (kernel: ____cacheline_aligned). */
-#define RK_CACHELINE_ALIGNED __attribute__((aligned(64)))
 
 #define rk_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))

@@ -82,13 +82,17 @@ struct ridr_node;
  *          readable, used to size preloads).
  *
  * Readers load only @root.  Everything writers store to on every
- * operation starts on another cache line, so a writer does not keep
- * invalidating the line every lookup begins with.
+ * operation starts at least RIDR_WRITER_GAP bytes after @root, so it is
+ * on another cache line whatever the map's own alignment (no alignment
+ * beyond a pointer's is required: a malloc'ed map is fine), and a writer
+ * does not keep invalidating the line every lookup begins with.
  */
+#define RIDR_WRITER_GAP 64
 struct ridr {
 	struct ridr_node *root;
 	const rk_rcu_flavor_t *flavor;
-	rk_spinlock_t lock RK_CACHELINE_ALIGNED;
+	char reader_pad[RIDR_WRITER_GAP - 2 * sizeof(void *)];
+	rk_spinlock_t lock;
 	unsigned long next;
 	unsigned long count;
 	unsigned long nodes;

@@ -292,18 +292,18 @@ int bench_run(struct bench_config *cfg)
 				   "\"median\": [",
 				cfg->variants[v].name, cfg->variants[v].desc);
 			for (int t = 0; t < nt; t++)
-				fprintf(j, "%s%.1f", t ? ", " : "", med[v][t]);
+				fprintf(j, "%s%.17g", t ? ", " : "", med[v][t]);
 			fprintf(j, "], \"min\": [");
 			for (int t = 0; t < nt; t++)
-				fprintf(j, "%s%.1f", t ? ", " : "", lo[v][t]);
+				fprintf(j, "%s%.17g", t ? ", " : "", lo[v][t]);
 			fprintf(j, "], \"max\": [");
 			for (int t = 0; t < nt; t++)
-				fprintf(j, "%s%.1f", t ? ", " : "", hi[v][t]);
+				fprintf(j, "%s%.17g", t ? ", " : "", hi[v][t]);
 			fprintf(j, "]");
 			if (cfg->variants[v].extra) {
 				fprintf(j, ", \"extra_median\": [");
 				for (int t = 0; t < nt; t++)
-					fprintf(j, "%s%.1f", t ? ", " : "",
+					fprintf(j, "%s%.17g", t ? ", " : "",
 						xmed[v][t]);
 				fprintf(j, "]");
 			}
@@ -313,7 +313,7 @@ int bench_run(struct bench_config *cfg)
 		for (int t = 0; t < nt; t++) {
 			/* A baseline that completed nothing has no ratio. */
 			if (med[cfg->baseline][t] > 0)
-				fprintf(j, "%s%.4f", t ? ", " : "",
+				fprintf(j, "%s%.17g", t ? ", " : "",
 					med[cfg->ours][t] /
 					med[cfg->baseline][t]);
 			else
