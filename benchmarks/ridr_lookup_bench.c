@@ -123,9 +123,16 @@ static void lfht_del(unsigned long id)
 	rk_call_rcu(RK_RCU_DEFAULT_FLAVOR, &o->rcu, lfht_free_rcu);
 }
 
-static struct cds_lfht *lfht_new(void)
+/* A table sized for @n entries from the start (a power of two): growing
+ * it later happens in the background and would be measured. */
+static struct cds_lfht *lfht_new(unsigned long n)
 {
-	struct cds_lfht *t = cds_lfht_new_flavor(1024, 1024, 0,
+	unsigned long size = 1024;
+	struct cds_lfht *t;
+
+	while (size < n)
+		size <<= 1;
+	t = cds_lfht_new_flavor(size, 1024, 0,
 		CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
 		RK_RCU_DEFAULT_FLAVOR, NULL);
 
@@ -164,7 +171,7 @@ static void populate(unsigned long n)
 	ridr_init(&map);
 	if (flatmap_init(&flat, FLAT_CAP))
 		die("out of memory");
-	ht = lfht_new();
+	ht = lfht_new(n);
 	for (unsigned long i = 0; i < n; i++) {
 		if (ridr_alloc(&map, &dummy, 0, ULONG_MAX, &id) || id != i)
 			die("ridr populate");
@@ -172,10 +179,6 @@ static void populate(unsigned long n)
 			die("flat populate");
 		lfht_add(i);
 	}
-	/* Auto-resize runs in the background; finish it now so lookups are
-	 * not measured against an undersized table. */
-	cds_lfht_resize(ht, n < 1024 ? 1024 : n);
-	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
 }
 
 static void clear_all(void)
@@ -616,7 +619,7 @@ static size_t lfht_build(unsigned long n)
 
 	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
 	before = heap_used();
-	ht = lfht_new();
+	ht = lfht_new(n);
 	for (unsigned long i = 0; i < n; i++)
 		lfht_add(i * 7919);
 	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
