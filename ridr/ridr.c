@@ -455,6 +455,43 @@ static bool ridr_subtree_free(struct ridr_node *node, unsigned long id,
 	return false;
 }
 
+/*
+ * The common case of ridr_subtree_free() without recursion: take the
+ * first free slot at or after @id's digit on every level.  Only a level
+ * where that slot is @id's own digit can lead into a child whose free ids
+ * all lie below @id; then give up (false) and let ridr_subtree_free()
+ * search with backtracking.  With @id == 0, or any id whose lower digits
+ * are all zero, it never gives up.
+ */
+static bool ridr_greedy_free(struct ridr_node *node, unsigned long id,
+			     unsigned long *out, struct ridr_node **leafp)
+{
+	for (;;) {
+		unsigned int shift = node->shift, first = ridr_offset(id, shift);
+		uint64_t bits = node->free & (~0ULL << first);
+		unsigned int i;
+		struct ridr_node *child;
+
+		if (!bits)
+			return false;
+		i = rk_ffs64(bits);
+		if (i != first)
+			id = (id & ~ridr_span(shift)) | ((unsigned long)i << shift);
+		if (!shift) {
+			*out = id;
+			*leafp = node;
+			return true;
+		}
+		child = ridr_protected(node->slots[i]);
+		if (!child) {
+			*out = id;
+			*leafp = NULL;
+			return true;
+		}
+		node = child;
+	}
+}
+
 /* Lowest free id in [@min, @max], or -ENOSPC; *@leafp as above. */
 static int ridr_find_free(const struct ridr *map, unsigned long min,
 			  unsigned long max, unsigned long *out,
@@ -466,7 +503,8 @@ static int ridr_find_free(const struct ridr *map, unsigned long min,
 	*leafp = NULL;
 	if (!root || min > ridr_span(root->shift)) {
 		id = min;	/* beyond the tree: nothing allocated there */
-	} else if (!ridr_subtree_free(root, min, &id, leafp)) {
+	} else if (!ridr_greedy_free(root, min, &id, leafp) &&
+		   !ridr_subtree_free(root, min, &id, leafp)) {
 		if (ridr_span(root->shift) == RIDR_MAX_ID)
 			return -ENOSPC;
 		id = ridr_span(root->shift) + 1;
