@@ -40,7 +40,10 @@
 #define WRITER_BASE (1UL << 32)	/* hash-table ids of writers */
 #define FLAT_CAP (1UL << 21)
 
-static unsigned long nids = 4096;	/* ids 0..nids-1 are live */
+/* Read by every reader on every lookup: alone on its cache line, so no
+ * benchmark bookkeeping stored by the writer can share it. */
+static unsigned long nids __attribute__((aligned(64))) = 4096;
+static char nids_pad[56] __attribute__((unused));
 static bool with_writer;
 static struct ridr map;
 static struct flatmap flat;
@@ -190,7 +193,9 @@ static void clear_all(void)
 
 /* ---- variants ---- */
 
-enum kind { K_RIDR, K_SPIN, K_RW, K_LFHT, K_NOLOCK };
+/* K_HOG: a "writer" that only burns CPU, touching no shared data: the
+ * control that separates CPU sharing from data-structure interference. */
+enum kind { K_RIDR, K_SPIN, K_RW, K_LFHT, K_NOLOCK, K_HOG };
 
 /* One alloc + one remove on structure @k, on the writer's own ids. */
 static void churn_once(enum kind k, unsigned long *own, unsigned long *ctr)
@@ -225,6 +230,10 @@ static void churn_once(enum kind k, unsigned long *own, unsigned long *ctr)
 		*own = id;
 		break;
 	case K_NOLOCK:
+		break;
+	case K_HOG:
+		for (int i = 0; i < 64; i++)
+			*ctr = xorshift((uint64_t *)ctr);
 		break;
 	}
 }
@@ -303,12 +312,15 @@ static void *writer_main(void *unused)
 	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
 	/* Like a churning server: 64 ids of its own next to the readers'
 	 * (lowest free, so just above them), one replaced per operation. */
+	uint64_t ops = 0;	/* local: a shared counter would false-share */
+
 	for (int i = 0; i < OWN; i++)
 		own[i] = churn_first(writer_kind, &ctr);
 	while (!__atomic_load_n(&writer_stop, __ATOMIC_ACQUIRE)) {
 		churn_once(writer_kind, &own[xorshift(&s) % OWN], &ctr);
-		writer_ops++;
+		ops++;
 	}
+	writer_ops = ops;
 	for (int i = 0; i < OWN; i++)
 		churn_last(writer_kind, own[i]);
 	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
@@ -346,6 +358,7 @@ static void setup_ridr(int n) { (void)n; writer_start(K_RIDR); }
 static void setup_spin(int n) { (void)n; writer_start(K_SPIN); }
 static void setup_rw(int n) { (void)n; writer_start(K_RW); }
 static void setup_lfht(int n) { (void)n; writer_start(K_LFHT); }
+static void setup_hog(int n) { (void)n; writer_start(K_HOG); }
 
 /* Reader loop: 64 random lookups per check of the stop flag. */
 #define READER(name, BODY)                                                   \
@@ -410,8 +423,15 @@ static const struct bench_variant lookup_variants[] = {
 	  read_lfht, writer_pairs },
 	{ "ridr", "ours (RCU radix tree)", setup_ridr, writer_stop_join,
 	  read_ridr, writer_pairs },
+	/* Without --writer: the latency floor.  With it: the CPU-hog control
+	 * (same slot, so the variant count stays 5). */
 	{ "flat_nolock", "plain array, no lock (floor)", NULL, NULL,
 	  read_nolock, NULL },
+};
+
+static const struct bench_variant hog_variant = {
+	"ridr_cpu_hog", "ridr readers next to a CPU hog that shares no data",
+	setup_hog, writer_stop_join, read_ridr, NULL
 };
 
 /*
@@ -729,6 +749,7 @@ static int cmd_icount(unsigned long n, long k)
 
 int main(int argc, char **argv)
 {
+	struct bench_variant variants[5];
 	struct bench_config cfg = { 0 };
 	const char *json = NULL;
 	char name[64], title[160];
@@ -767,11 +788,13 @@ int main(int argc, char **argv)
 		cfg.mirrors = "2008 SysV IPC rw_mutex regression (global "
 			      "rwlock) and 2011 posix-timers idr_lock "
 			      "(global spinlock) vs RCU lookups";
-		cfg.variants = lookup_variants;
-		if (with_writer)
+		memcpy(variants, lookup_variants, sizeof(variants));
+		if (with_writer) {
 			cfg.extra_name = "writer remove+alloc pairs";
-		/* flat_nolock has no writer variant. */
-		cfg.nvariants = with_writer ? 4 : 5;
+			variants[4] = hog_variant;
+		}
+		cfg.variants = variants;
+		cfg.nvariants = 5;
 		cfg.baseline = 0;
 		cfg.ours = 3;
 		bench_parse_args(&cfg, argc - skip, argv + skip);

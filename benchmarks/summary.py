@@ -75,6 +75,9 @@ def main(out):
             # 1 reader: the writer runs on the other CPU, so the ratio
             # measures interference, not two threads sharing one CPU.
             print(f"| readers with a writer / without, {n} ids, 1 reader, writer on another CPU | >= 0.9x | {rb[0] / ra[0]:.2f}x |")
+            hog = median(b, "ridr_cpu_hog")
+            if hog and hog[0] > 0:
+                print(f"| same, against a CPU hog on that CPU instead of the writer (data interference only) | >= 0.9x | {rb[0] / hog[0]:.2f}x |")
     return 0
 
 
