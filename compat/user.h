@@ -16,7 +16,10 @@
  *   rk_try_cmpxchg64           try_cmpxchg64 (fully ordered)
  *   rk_spinlock_t              spinlock_t
  *   rk_spin_value_unlocked(l)  arch_spin_value_unlocked(l.rlock.raw_lock)
- *   rk_zalloc/rk_free          kzalloc/kfree (or a kmem_cache)
+ *   rk_zalloc/rk_free          kzalloc/kfree
+ *   RK_DEFINE_CACHE, rk_cache_zalloc/rk_cache_free
+ *                              kmem_cache_create (initcall),
+ *                              kmem_cache_zalloc/kmem_cache_free
  *   rk_bug_on/rk_warn_on_once  BUG_ON/WARN_ON_ONCE
  *   rk_ffs64/rk_popcount64     __ffs64/hweight64
  *
@@ -271,6 +274,28 @@ typedef unsigned int rk_gfp_t;
 void *rk_zalloc(size_t size, rk_gfp_t gfp);
 /* kernel: kfree(p); @size is the size passed to rk_zalloc(). */
 void rk_free(void *p, size_t size);
+
+/*
+ * A cache of same-size objects (kernel: a kmem_cache, created at boot by
+ * an initcall, so a 568-byte ridr node does not occupy a 1 KiB kmalloc
+ * slot).  Userspace: plain rk_zalloc()/rk_free() of that size, so the
+ * allocator hook below sees every cache allocation too.
+ */
+struct rk_cache {
+	size_t size;
+};
+#define RK_DEFINE_CACHE(name, type) \
+	static struct rk_cache name = { sizeof(type) }
+
+static inline void *rk_cache_zalloc(struct rk_cache *c, rk_gfp_t gfp)
+{
+	return rk_zalloc(c->size, gfp);
+}
+
+static inline void rk_cache_free(struct rk_cache *c, void *p)
+{
+	rk_free(p, c->size);
+}
 
 /*
  * Test and accounting hook: route every rk_zalloc()/rk_free() through

@@ -69,6 +69,9 @@ struct ridr_node {
 
 RK_BUILD_BUG_ON(RIDR_SLOTS != 64);	/* free bitmaps are 64-bit */
 
+/* Every node comes from one cache of node-sized objects. */
+RK_DEFINE_CACHE(ridr_node_cache, struct ridr_node);
+
 /* Mask of the low @bits bits (all ones from RIDR_ID_BITS on). */
 static inline unsigned long ridr_low_mask(unsigned int bits)
 {
@@ -127,9 +130,14 @@ static inline unsigned int ridr_height(const struct ridr_node *root)
 /* ------------------------------------------------------------------ */
 /* Node allocation, preload, deferred free                             */
 
-static struct ridr_node *ridr_node_new(void)
+static struct ridr_node *ridr_node_new(rk_gfp_t gfp)
 {
-	return rk_zalloc(sizeof(struct ridr_node), RK_GFP_NOWAIT);
+	return rk_cache_zalloc(&ridr_node_cache, gfp);
+}
+
+static void ridr_node_free(struct ridr_node *node)
+{
+	rk_cache_free(&ridr_node_cache, node);
 }
 
 int ridr_preload(struct ridr_preload *pl, const struct ridr *map,
@@ -154,7 +162,7 @@ int ridr_preload(struct ridr_preload *pl, const struct ridr *map,
 	if (want > RIDR_PRELOAD_MAX)
 		want = RIDR_PRELOAD_MAX;
 	while (pl->nr < want) {
-		struct ridr_node *node = rk_zalloc(sizeof(*node), gfp);
+		struct ridr_node *node = ridr_node_new(gfp);
 
 		if (!node)
 			return -ENOMEM;
@@ -170,7 +178,7 @@ void ridr_preload_end(struct ridr_preload *pl)
 		return;
 	/* Never published: no reader can hold them, free at once. */
 	while (pl->nr)
-		rk_free(pl->nodes[--pl->nr], sizeof(struct ridr_node));
+		ridr_node_free(pl->nodes[--pl->nr]);
 }
 rk_export_symbol(ridr_preload_end);
 
@@ -185,7 +193,7 @@ static int ridr_reserve(struct ridr_preload *pl, unsigned int need,
 
 		if (!may_alloc)
 			return -EAGAIN;
-		node = ridr_node_new();
+		node = ridr_node_new(RK_GFP_NOWAIT);
 		if (!node)
 			return -ENOMEM;
 		pl->nodes[pl->nr++] = node;
@@ -216,9 +224,7 @@ static struct ridr_node *ridr_node_take(struct ridr *map,
 
 static void ridr_node_free_rcu(struct rk_rcu_head *head)
 {
-	struct ridr_node *node = rk_container_of(head, struct ridr_node, rcu);
-
-	rk_free(node, sizeof(*node));
+	ridr_node_free(rk_container_of(head, struct ridr_node, rcu));
 }
 
 /* @node is no longer reachable from map->root (guarantee 4). */
@@ -743,8 +749,7 @@ static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
 			want = RIDR_PRELOAD_MAX;
 		ret = -ENOMEM;
 		while (pl.nr < want) {
-			struct ridr_node *node =
-				rk_zalloc(sizeof(*node), RK_GFP_KERNEL);
+			struct ridr_node *node = ridr_node_new(RK_GFP_KERNEL);
 
 			if (!node)
 				break;
