@@ -320,7 +320,9 @@ void *ridr_find(const struct ridr *map, unsigned long id)
 
 	if (!node)
 		return NULL;
-	if (id > ridr_span(node->shift))
+	/* id > ridr_span(shift), without the mask's branch: shift <= 60,
+	 * so neither shift count reaches the width of the type. */
+	if ((id >> node->shift) >> RIDR_SHIFT)
 		return NULL;
 	for (;;) {
 		entry = rk_rcu_dereference(
