@@ -197,14 +197,59 @@ void lockref_unlock(struct lockref *lockref);
 """
 
 
+# ---------------------------------------------------------------------------
+# The core, plus the fixes still pending on ridr-kit's main branch
+#
+# kernel-backport/core-fixes/*.patch are exact diffs against ridr/,
+# lockref/ or compat/, each also proposed in CORE-CHANGES.md.  One that is
+# already in the core (it reverse-applies) is skipped; one that applies is
+# applied to a scratch copy (the worktree is never written); one that does
+# neither stops the generator.  Once main carries them all, the directory
+# is empty and the kernel sources are the core byte for byte.
+
+CORE = ROOT
+CORE_FIXES = []
+
+
+def prepare_core(scratch):
+    global CORE
+    fixdir = os.path.join(HERE, "core-fixes")
+    fixes = sorted(f for f in os.listdir(fixdir) if f.endswith(".patch")) \
+        if os.path.isdir(fixdir) else []
+    for d in ("ridr", "lockref", "compat"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(scratch, d))
+    for f in fixes:
+        path = os.path.join(fixdir, f)
+
+        def ok(*extra):
+            return subprocess.run(["git", "apply", "--check", *extra, path],
+                                  cwd=scratch, stderr=subprocess.DEVNULL
+                                  ).returncode == 0
+        if ok("-R"):
+            print(f"backport: core fix {f}: already in the core, skipped",
+                  file=sys.stderr)
+        elif ok():
+            subprocess.run(["git", "apply", path], cwd=scratch, check=True)
+            CORE_FIXES.append(f)
+            print(f"backport: core fix {f}: applied (pending on main, see "
+                  "CORE-CHANGES.md)", file=sys.stderr)
+        else:
+            raise Refuse(1, f"core fix {f} neither applies to nor is in the "
+                            "core: update kernel-backport/core-fixes/")
+    CORE = scratch
+
+
+def core(path):
+    return read(os.path.join(CORE, path))
+
+
 def patch1(files, tree):
-    tree["include/linux/rk_compat.h"] = read(
-        os.path.join(ROOT, "compat/kernel.h"))
+    tree["include/linux/rk_compat.h"] = core("compat/kernel.h")
     tree["include/linux/ridr.h"] = core_to_kernel(
-        read(os.path.join(ROOT, "ridr/ridr.h")), "ridr/ridr.h",
+        core("ridr/ridr.h"), "ridr/ridr.h",
         ['#include "compat/compat.h"'], ("RK_RIDR_H", "_LINUX_RIDR_H"))
     tree["lib/ridr.c"] = core_to_kernel(
-        read(os.path.join(ROOT, "ridr/ridr.c")), "ridr/ridr.c",
+        core("ridr/ridr.c"), "ridr/ridr.c",
         ['#include "ridr/ridr.h"', '#include "compat/compat.h"'])
     tree["lib/test_ridr.c"] = read(os.path.join(HERE, "kernel/test_ridr.c"))
     tree["lib/Kconfig"] = insert_before(
@@ -222,7 +267,7 @@ def patch1(files, tree):
 
 def patch2(files, tree):
     tree["lib/lockref.c"] = core_to_kernel(
-        read(os.path.join(ROOT, "lockref/lockref.c")), "lockref/lockref.c",
+        core("lockref/lockref.c"), "lockref/lockref.c",
         ['#include "lockref/lockref.h"', '#include "compat/compat.h"'])
     tree["include/linux/lockref.h"] = insert_after(
         tree["include/linux/lockref.h"],
@@ -316,7 +361,13 @@ def generate(files, ver, out, who):
     with open(comb, "w") as f:
         f.write(f"ridr-kit kernel backport for Linux {vstr}: the "
                 f"{len(series)} patches of {os.path.basename(out)}/series "
-                "combined.\n\n")
+                "combined.\n")
+        if CORE_FIXES:
+            f.write("Generated with these fixes to the ridr-kit core, "
+                    "pending on its main branch\n(kernel-backport/"
+                    "core-fixes/, CORE-CHANGES.md): "
+                    + ", ".join(CORE_FIXES) + "\n")
+        f.write("\n")
         f.write(combined)
     return series, comb
 
@@ -340,7 +391,9 @@ def main():
         ver = check_tree(files)
         out = args.out or os.path.join(ROOT, "out", "kernel",
                                        "%d.%d.%d" % ver)
-        series, comb = generate(files, ver, out, identity(args))
+        with tempfile.TemporaryDirectory(prefix="rk-core-") as scratch:
+            prepare_core(scratch)
+            series, comb = generate(files, ver, out, identity(args))
         print(f"backport: Linux %d.%d.%d: {len(series)} patches in {out}, "
               f"combined {comb}" % ver, file=sys.stderr)
         if args.command == "apply":
