@@ -2,7 +2,7 @@
 /*
  * kernel.h - the Linux kernel side of the compat vocabulary.  Included only
  * through compat/compat.h (when __KERNEL__ is defined); kernel-backport/
- * installs it into a kernel tree as include/linux/rk_compat.h.
+ * installs it into a kernel tree as <linux/rk_compat.h>.
  *
  * Every word is a 1:1 alias of a kernel primitive (the same table as at the
  * top of compat/user.h).  Rules:
@@ -120,7 +120,6 @@
 #define rk_spin_lock(lock) spin_lock(lock)
 #define rk_spin_trylock(lock) spin_trylock(lock)
 #define rk_spin_unlock(lock) spin_unlock(lock)
-#define rk_spin_is_locked(lock) spin_is_locked(lock)
 #define rk_cpu_relax() cpu_relax()
 
 /*
