@@ -360,8 +360,7 @@ def generate(files, ver, out, who):
     comb = os.path.join(out, f"ridr-kit-{vstr}.patch")
     with open(comb, "w") as f:
         f.write(f"ridr-kit kernel backport for Linux {vstr}: the "
-                f"{len(series)} patches of {os.path.basename(out)}/series "
-                "combined.\n")
+                f"{len(series)} patches listed in 'series', combined.\n")
         if CORE_FIXES:
             f.write("Generated with these fixes to the ridr-kit core, "
                     "pending on its main branch\n(kernel-backport/"

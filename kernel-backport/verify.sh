@@ -5,7 +5,8 @@
 #
 # For every version: the Debian tarball /usr/src/linux-source-V.tar.xz is
 # extracted once into the cache (pristine, never modified), then
-#   1. generate the series; it applies to the pristine tree (git apply
+#   1. generate the series (from the tree, and the same from the tarball);
+#      it applies to the pristine tree (git apply
 #      --check, then patch by patch into a patched copy); the generator
 #      refuses the patched tree (exit 3) and an unsupported one (exit 2);
 #      checkpatch.pl --strict reports 0 errors for every patch, and
@@ -125,6 +126,19 @@ step_generate() {
 		--out "$OUT/$1" 2>>"$LOGS/$1-generate.log"
 }
 
+# The tarball input gives the same series as the extracted tree (one
+# streaming pass over /usr/src/linux-source-V.tar.xz).
+step_tarball_same() {
+	local d rc
+	d=$(mktemp -d)
+	"$HERE/backport.py" generate --tarball "/usr/src/linux-source-$1.tar.xz" \
+		--out "$d/out" 2>>"$LOGS/$1-generate.log" &&
+		diff -r "$d/out" "$OUT/$1" >"$LOGS/$1-tarball.diff"
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+
 step_apply_check() {
 	(cd "$CACHE/src/linux-source-$1" &&
 		git apply --check "$OUT/$1"/ridr-kit-*.patch) &&
@@ -225,6 +239,30 @@ step_w1() {
 	fi
 }
 
+# config_has TREE CONFIG LINE: the fragment line (CONFIG_X=v or "# CONFIG_X
+# is not set") holds in CONFIG.  A symbol this kernel does not define is
+# skipped with a note (6.12 replaced BASE_FULL by BASE_SMALL: the fragment
+# names both); any other mismatch means Kconfig dropped it: fail.
+config_has() {
+	local t=$1 c=$2 line=$3 sym
+	if [[ $line =~ ^CONFIG_([A-Za-z0-9_]+)= ]]; then
+		sym=${BASH_REMATCH[1]}
+		grep -qx "$line" "$c" && return 0
+	elif [[ $line =~ ^#\ CONFIG_([A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+		sym=${BASH_REMATCH[1]}
+		# Not =y (6.1's BASE_SMALL is an int derived from BASE_FULL: 0).
+		grep -q "^CONFIG_$sym=y" "$c" || return 0
+	else
+		return 0
+	fi
+	if ! grep -rqE "^(menu)?config $sym\$" --include='Kconfig*' "$t"; then
+		echo "verify: $sym does not exist in this kernel: skipped" >&2
+		return 0
+	fi
+	echo "verify: '$line' did not survive olddefconfig" >&2
+	return 1
+}
+
 tiny_build() {	# tree build-dir log fragment...
 	local t=$1 b=$2 log=$3 cfg line frag
 	shift 3
@@ -238,11 +276,7 @@ tiny_build() {	# tree build-dir log fragment...
 	make -C "$t" -s O="$b.cfg" olddefconfig >/dev/null || return 1
 	for frag in "$@"; do
 		while read -r line; do
-			[[ $line == CONFIG_* ]] || continue
-			if ! grep -qx "$line" "$b.cfg/.config"; then
-				echo "verify: $line did not survive olddefconfig" >&2
-				return 1
-			fi
+			config_has "$t" "$b.cfg/.config" "$line" || return 1
 		done <"$frag"
 	done
 	if ! cmp -s "$b.cfg/.config" "$b/.config"; then
@@ -343,6 +377,7 @@ for v in $VERSIONS; do
 		continue
 	fi
 	check "$v/generate" step_generate "$v" || continue
+	check "$v/generate-from-tarball-same" step_tarball_same "$v"
 	if ! check "$v/applies-to-pristine" step_apply_check "$v"; then
 		continue
 	fi
