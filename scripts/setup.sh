@@ -8,7 +8,7 @@ BASE_PKGS=(bazel-bootstrap gcc g++ binutils libc6-dev liburcu-dev
 	   libcriterion-dev pkg-config python3 gnuplot-nox valgrind)
 KERNEL_PKGS=(linux-source-6.1 linux-source-6.12 coccinelle qemu-system-x86
 	     busybox-static bc bison flex libelf-dev libssl-dev cpio xz-utils
-	     kmod ccache perl)
+	     kmod ccache perl make git)
 
 want=("${BASE_PKGS[@]}")
 if [[ "${1:-}" == "--kernel" ]]; then

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kernel.h - the Linux kernel side of the compat vocabulary.  Included only
+ * through compat/compat.h (when __KERNEL__ is defined); kernel-backport/
+ * installs it into a kernel tree as <linux/rk_compat.h>.
+ *
+ * Every word is a 1:1 alias of a kernel primitive (the same table as at the
+ * top of compat/user.h).  Rules:
+ *  - a word may drop a check the kernel cannot express here (the userspace
+ *    flavor argument of call_rcu, the size argument of kfree), never an
+ *    ordering: each RCU/atomic word below maps to a kernel primitive with
+ *    the same or a stronger guarantee, commented where it matters;
+ *  - function-like macros, not inline wrappers, wherever the kernel's own
+ *    primitive is a macro that records its call site (kzalloc() with
+ *    memory allocation profiling, spin_lock_init() with its lockdep class
+ *    key, BUG_ON()/WARN_ON_ONCE() with their bug table entry), so the
+ *    kernel's debugging reports point at the core's line, not at this file.
+ *
+ * Checked against Linux 6.1 and 6.12 (kernel-backport/verify.sh).
+ */
+#ifndef RK_COMPAT_KERNEL_H
+#define RK_COMPAT_KERNEL_H
+
+#include <linux/bitops.h>
+#include <linux/bits.h>
+#include <linux/bug.h>
+#include <linux/build_bug.h>
+#include <linux/compiler.h>
+#include <linux/container_of.h>
+#include <linux/errno.h>
+#include <linux/export.h>
+#include <linux/gfp.h>
+#include <linux/init.h>
+#include <linux/limits.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+/* ------------------------------------------------------------------ */
+/* C library words the portable core expects from <limits.h>           */
+
+/* The kernel has no <limits.h> CHAR_BIT; ridr.h sizes its tree with it. */
+#ifndef CHAR_BIT
+#define CHAR_BIT BITS_PER_BYTE
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Compiler hints and checks                                           */
+
+/* likely()/unlikely() come from <linux/compiler.h> unchanged. */
+
+/*
+ * static_assert() (C11 _Static_assert), not BUILD_BUG_ON(): the core uses
+ * it at file scope as well as inside blocks, and BUILD_BUG_ON() is only
+ * valid inside a function.
+ */
+#define RK_BUILD_BUG_ON(cond) static_assert(!(cond), #cond)
+
+#define rk_container_of(ptr, type, member) container_of(ptr, type, member)
+
+#define rk_bug_on(cond) BUG_ON(cond)
+#define rk_warn_on_once(cond) WARN_ON_ONCE(cond)
+
+/*
+ * EXPORT_SYMBOL, not _GPL: lib/lockref.c exported its functions this way
+ * and our lockref.c replaces it; every existing module keeps linking.
+ */
+#define rk_export_symbol(sym) EXPORT_SYMBOL(sym)
+
+/* ------------------------------------------------------------------ */
+/* Bits                                                                */
+
+/* Index of the lowest set bit; @x must not be 0. */
+#define rk_ffs64(x) __ffs64(x)
+/* Number of set bits. */
+#define rk_popcount64(x) hweight64(x)
+
+/* ------------------------------------------------------------------ */
+/* Single-copy atomic accesses and 64-bit cmpxchg                      */
+
+/* Untorn, not elided, not fused; no ordering with other memory. */
+#define rk_read_once(x) READ_ONCE(x)
+#define rk_write_once(x, v) WRITE_ONCE(x, v)
+
+#define rk_aligned_u64 aligned_u64
+
+/*
+ * lockref's fast path.  On failure *@oldp receives the current value (the
+ * kernel's try_cmpxchg64 contract, as C11 compare_exchange in userspace).
+ * The orderings are the kernel's own variants: _relaxed, _release, and the
+ * unsuffixed fully ordered one; a failed attempt orders nothing in either
+ * world.
+ */
+#define rk_try_cmpxchg64_relaxed(ptr, oldp, new) \
+	try_cmpxchg64_relaxed(ptr, oldp, new)
+#define rk_try_cmpxchg64_release(ptr, oldp, new) \
+	try_cmpxchg64_release(ptr, oldp, new)
+#define rk_try_cmpxchg64(ptr, oldp, new) try_cmpxchg64(ptr, oldp, new)
+
+/*
+ * Whether the lock+count cmpxchg is usable: the kernel's own test from
+ * <linux/lockref.h> (ARCH_USE_CMPXCHG_LOCKREF, SMP, and a spinlock_t of at
+ * most 4 bytes, so not with lockdep or DEBUG_SPINLOCK).  Expanded where
+ * lockref.c tests it, after it included <linux/lockref.h>.
+ */
+#define RK_USE_CMPXCHG_LOCKREF USE_CMPXCHG_LOCKREF
+
+/* ------------------------------------------------------------------ */
+/* Spinlock                                                            */
+
+#define rk_spinlock_t spinlock_t
+/*
+ * Static initializer.  A statically allocated lock is its own lockdep
+ * class key, so the name is only what lockdep prints.
+ */
+#define RK_SPINLOCK_INIT __SPIN_LOCK_UNLOCKED(rk_spinlock)
+
+/* Macro so each call site gets its own lockdep class, as spin_lock_init(). */
+#define rk_spin_lock_init(lock) spin_lock_init(lock)
+#define rk_spin_lock(lock) spin_lock(lock)
+#define rk_spin_trylock(lock) spin_trylock(lock)
+#define rk_spin_unlock(lock) spin_unlock(lock)
+#define rk_cpu_relax() cpu_relax()
+
+/*
+ * Tests a copy of a spinlock_t taken inside lockref's 64-bit word, as
+ * lib/lockref.c does.  Only compiled when USE_CMPXCHG_LOCKREF holds, i.e.
+ * when spinlock_t is a bare arch_spinlock_t (no PREEMPT_RT, no lockdep).
+ */
+#define rk_spin_value_unlocked(lock) \
+	arch_spin_value_unlocked((lock).rlock.raw_lock)
+
+/* lockdep/DEBUG_SPINLOCK check; compiles to nothing otherwise. */
+#define rk_assert_spin_locked(lock) assert_spin_locked(lock)
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                              */
+
+#define rk_gfp_t gfp_t
+#define RK_GFP_KERNEL GFP_KERNEL
+/*
+ * The core allocates with RK_GFP_NOWAIT only where it may be in atomic
+ * context (under a caller's spinlock) and handles failure (-ENOMEM, map
+ * unchanged), so a failure is not worth a warning splat.
+ */
+#define RK_GFP_NOWAIT (GFP_NOWAIT | __GFP_NOWARN)
+
+/*
+ * Zeroed allocation / free.  kfree() finds the size itself: @size is only
+ * used by userspace accounting hooks, and is evaluated for side effects
+ * (it never has any in the core).
+ */
+#define rk_zalloc(size, gfp) kzalloc(size, gfp)
+#define rk_free(p, size)                                                   \
+	do {                                                               \
+		(void)(size);                                              \
+		kfree(p);                                                  \
+	} while (0)
+
+/*
+ * A cache of same-size objects: a kmem_cache created by a core_initcall,
+ * so ridr's 568-byte nodes pack 7 to a page instead of each taking a
+ * kmalloc-1k slot (46% of it unused).  SLAB_PANIC because the core has no
+ * way to run without it; it is created at boot, before any user of the
+ * core can allocate (ipc and POSIX timers initialise later).
+ */
+struct rk_cache {
+	struct kmem_cache *kc;
+	const char *name;
+	unsigned int size;
+};
+#define RK_DEFINE_CACHE(cname, type)                                       \
+	static struct rk_cache cname = { .name = #cname,                   \
+					 .size = sizeof(type) };           \
+	static int __init cname##_create(void)                             \
+	{                                                                  \
+		cname.kc = kmem_cache_create(cname.name, cname.size, 0,    \
+					     SLAB_PANIC, NULL);            \
+		return 0;                                                  \
+	}                                                                  \
+	core_initcall(cname##_create)
+#define rk_cache_zalloc(c, gfp) kmem_cache_zalloc((c)->kc, gfp)
+#define rk_cache_free(c, p) kmem_cache_free((c)->kc, p)
+
+/* ------------------------------------------------------------------ */
+/* RCU                                                                 */
+
+/*
+ * The kernel has one RCU for this purpose; the userspace liburcu flavor
+ * the core carries around is an opaque pointer that stays NULL here and is
+ * never dereferenced.
+ */
+struct rk_rcu_flavor;
+typedef struct rk_rcu_flavor rk_rcu_flavor_t;
+#define RK_RCU_DEFAULT_FLAVOR NULL
+
+/*
+ * Readers: rcu_dereference() keeps its PROVE_RCU check that the caller is
+ * inside rcu_read_lock() (the core's contract for ridr_find() and
+ * ridr_get_next()).  It is a READ_ONCE() whose address dependency orders
+ * the loads through the pointer after the load of the pointer (plus the
+ * barrier Alpha needs), pairing with the release in rcu_assign_pointer().
+ */
+#define rk_rcu_dereference(p) rcu_dereference(p)
+/* Writers, serialized (@c is the lockdep condition; kept). */
+#define rk_rcu_dereference_protected(p, c) rcu_dereference_protected(p, c)
+/* Publish: smp_store_release(), so the pointee is initialised first. */
+#define rk_rcu_assign_pointer(p, v) rcu_assign_pointer(p, v)
+/* No ordering: NULL, or a pointer readers cannot reach yet. */
+#define rk_rcu_init_pointer(p, v) RCU_INIT_POINTER(p, v)
+
+/* struct rk_rcu_head is struct rcu_head, so callbacks type-check. */
+#define rk_rcu_head rcu_head
+
+/*
+ * Run @func(@head) after a grace period: every reader that could have
+ * reached the object has left its read-side critical section.  @flavor is
+ * userspace-only and ignored (evaluated for side effects, it has none).
+ */
+#define rk_call_rcu(flavor, head, func)                                    \
+	do {                                                               \
+		(void)(flavor);                                            \
+		call_rcu(head, func);                                      \
+	} while (0)
+#define rk_synchronize_rcu(flavor)                                         \
+	do {                                                               \
+		(void)(flavor);                                            \
+		synchronize_rcu();                                         \
+	} while (0)
+#define rk_rcu_barrier(flavor)                                             \
+	do {                                                               \
+		(void)(flavor);                                            \
+		rcu_barrier();                                             \
+	} while (0)
+#define rk_rcu_read_lock() rcu_read_lock()
+#define rk_rcu_read_unlock() rcu_read_unlock()
+
+#endif /* RK_COMPAT_KERNEL_H */

@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Generate the ridr-kit kernel patch series for a Linux tree, or apply it.
+
+    backport.py generate (--tree DIR | --tarball FILE) [--out DIR]
+    backport.py apply --tree DIR [--out DIR]
+
+generate: reads the few files of the kernel tree (or Debian linux-source
+tarball) the series touches, builds the series in a private scratch git
+repository (the input is never written to) and writes
+    OUT/NNNN-*.patch        one `git format-patch` file per logical change
+    OUT/ridr-kit-<ver>.patch the combined diff
+    OUT/series              the patch file names, in order
+apply: generates for the tree, then applies the combined patch with
+`git apply`, which applies every hunk of every file or nothing: the tree is
+either fully patched or untouched.
+
+The kernel sources are produced mechanically from the portable core
+(ridr/, lockref/) and compat/kernel.h: only #include lines, the include
+guard and C++ linkage blocks are rewritten, and each rewrite is checked to
+have happened exactly as expected, so a core change that the rules do not
+cover stops the generator instead of producing a wrong patch.
+
+Exit status: 0 done; 2 unsupported tree (version or an anchor line not
+found); 3 tree already carries ridr-kit; 1 anything else.
+"""
+import argparse
+import email.utils
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SUPPORTED = {(6, 1), (6, 12)}
+
+# Files the series reads (and, but for the new ones, modifies).
+READ_FILES = ["Makefile", "lib/Kconfig", "lib/Kconfig.debug", "lib/Makefile",
+              "lib/lockref.c", "include/linux/lockref.h"]
+# Files the series adds: their presence means "already patched".
+NEW_FILES = ["include/linux/rk_compat.h", "include/linux/ridr.h",
+             "lib/ridr.c", "lib/test_ridr.c"]
+
+
+class Refuse(Exception):
+    def __init__(self, code, msg):
+        super().__init__(msg)
+        self.code = code
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+# ---------------------------------------------------------------------------
+# Input: a tree or a tarball, reduced to {path: text or None}
+
+
+def files_from_tree(tree):
+    if not os.path.isfile(os.path.join(tree, "Makefile")):
+        raise Refuse(2, f"{tree}: not a kernel source tree (no Makefile)")
+    out = {}
+    for p in READ_FILES + NEW_FILES:
+        full = os.path.join(tree, p)
+        out[p] = read(full) if os.path.isfile(full) else None
+    return out
+
+
+def files_from_tarball(tarball):
+    """One streaming pass over the tarball, keeping only what we read."""
+    want = set(READ_FILES + NEW_FILES)
+    out = {p: None for p in want}
+    top = None
+    with tarfile.open(tarball, "r|*") as tf:
+        for m in tf:
+            parts = m.name.split("/", 1)
+            if top is None:
+                top = parts[0]
+            if len(parts) < 2 or parts[0] != top or parts[1] not in want:
+                continue
+            if m.isfile():
+                out[parts[1]] = tf.extractfile(m).read().decode("utf-8")
+    if out["Makefile"] is None:
+        raise Refuse(2, f"{tarball}: no kernel Makefile under {top}/")
+    return out
+
+
+def kernel_version(makefile):
+    v = {}
+    for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL"):
+        m = re.search(rf"^{key} = (\d+)$", makefile, re.M)
+        if not m:
+            raise Refuse(2, f"top-level Makefile has no {key} line")
+        v[key] = int(m.group(1))
+    return v["VERSION"], v["PATCHLEVEL"], v["SUBLEVEL"]
+
+
+def check_tree(files):
+    ver = kernel_version(files["Makefile"])
+    if ver[:2] not in SUPPORTED:
+        sup = ", ".join(f"{a}.{b}" for a, b in sorted(SUPPORTED))
+        raise Refuse(2, f"unsupported kernel {ver[0]}.{ver[1]}.{ver[2]} "
+                        f"(supported: {sup})")
+    for p in NEW_FILES:
+        if files[p] is not None:
+            raise Refuse(3, f"tree already carries ridr-kit: {p} exists")
+    if files["lib/lockref.c"] and "rk_compat.h" in files["lib/lockref.c"]:
+        raise Refuse(3, "tree already carries ridr-kit: lib/lockref.c "
+                        "includes rk_compat.h")
+    for p in READ_FILES:
+        if files[p] is None:
+            raise Refuse(2, f"unsupported tree: {p} is missing")
+    return ver
+
+
+# ---------------------------------------------------------------------------
+# Mechanical rewrites
+
+
+def sub_exact(text, old, new, count, what):
+    """Replace @old by @new; insist it occurs exactly @count times."""
+    n = text.count(old)
+    if n != count:
+        raise Refuse(2, f"{what}: expected {count} x {old!r}, found {n}")
+    return text.replace(old, new)
+
+
+def insert_before(text, anchor, block, what):
+    return sub_exact(text, anchor, block + anchor, 1, what)
+
+
+def insert_after(text, anchor, block, what):
+    return sub_exact(text, anchor, anchor + block, 1, what)
+
+
+INCLUDES = {
+    '#include "compat/compat.h"': "#include <linux/rk_compat.h>",
+    '#include "ridr/ridr.h"': "#include <linux/ridr.h>",
+    '#include "lockref/lockref.h"': "#include <linux/lockref.h>",
+}
+CXX_OPEN = '\n#ifdef __cplusplus\nextern "C" {\n#endif\n'
+CXX_CLOSE = '\n#ifdef __cplusplus\n}\n#endif\n'
+
+
+def core_to_kernel(text, name, includes, guard=None):
+    """Rewrite a core source file for the kernel tree."""
+    for old in includes:
+        text = sub_exact(text, old, INCLUDES[old], 1, name)
+    left = re.findall(r'^#include\s+".*"', text, re.M)
+    if left:
+        raise Refuse(1, f"{name}: include the generator does not map: {left}")
+    if CXX_OPEN in text or CXX_CLOSE in text:
+        text = sub_exact(text, CXX_OPEN, "", 1, name)
+        text = sub_exact(text, CXX_CLOSE, "", 1, name)
+    if "__cplusplus" in text:
+        raise Refuse(1, f"{name}: unexpected __cplusplus block")
+    if guard:
+        old, new = guard
+        text = sub_exact(text, old, new, 3, name)
+    return text
+
+
+KCONFIG_RIDR = """\
+config RIDR
+	bool
+	help
+	  ridr, an id map and id allocator whose lookups run under RCU
+	  without a lock or any store to shared memory (lib/ridr.c,
+	  include/linux/ridr.h).  Selected by its users.
+
+"""
+
+KCONFIG_TEST_RIDR = """\
+config TEST_RIDR
+	tristate "Perform selftest on the ridr id map"
+	select RIDR
+	help
+	  Enable this option to test the ridr id map and id allocator
+	  (lib/ridr.c) at boot, or when the test_ridr module is loaded:
+	  allocation, reservation, cyclic allocation, removal and shrinking,
+	  iteration, preloading under a spinlock, and RCU readers running
+	  concurrently with a writer.
+
+	  If unsure, say N.
+
+"""
+
+LOCKREF_DECLS = """
+void lockref_init(struct lockref *lockref, int count);
+void lockref_lock(struct lockref *lockref);
+void lockref_unlock(struct lockref *lockref);
+"""
+
+
+# ---------------------------------------------------------------------------
+# The core, plus the fixes still pending on ridr-kit's main branch
+#
+# kernel-backport/core-fixes/*.patch are exact diffs against ridr/,
+# lockref/ or compat/, each also proposed in CORE-CHANGES.md.  One that is
+# already in the core (it reverse-applies) is skipped; one that applies is
+# applied to a scratch copy (the worktree is never written); one that does
+# neither stops the generator.  Once main carries them all, the directory
+# is empty and the kernel sources are the core byte for byte.
+
+CORE = ROOT
+CORE_FIXES = []
+
+
+def prepare_core(scratch):
+    global CORE
+    fixdir = os.path.join(HERE, "core-fixes")
+    fixes = sorted(f for f in os.listdir(fixdir) if f.endswith(".patch")) \
+        if os.path.isdir(fixdir) else []
+    for d in ("ridr", "lockref", "compat"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(scratch, d))
+    for f in fixes:
+        path = os.path.join(fixdir, f)
+
+        def ok(*extra):
+            return subprocess.run(["git", "apply", "--check", *extra, path],
+                                  cwd=scratch, stderr=subprocess.DEVNULL
+                                  ).returncode == 0
+        if ok("-R"):
+            print(f"backport: core fix {f}: already in the core, skipped",
+                  file=sys.stderr)
+        elif ok():
+            subprocess.run(["git", "apply", path], cwd=scratch, check=True)
+            CORE_FIXES.append(f)
+            print(f"backport: core fix {f}: applied (pending on main, see "
+                  "CORE-CHANGES.md)", file=sys.stderr)
+        else:
+            raise Refuse(1, f"core fix {f} neither applies to nor is in the "
+                            "core: update kernel-backport/core-fixes/")
+    CORE = scratch
+
+
+def core(path):
+    return read(os.path.join(CORE, path))
+
+
+def patch1(files, tree):
+    tree["include/linux/rk_compat.h"] = core("compat/kernel.h")
+    tree["include/linux/ridr.h"] = core_to_kernel(
+        core("ridr/ridr.h"), "ridr/ridr.h",
+        ['#include "compat/compat.h"'], ("RK_RIDR_H", "_LINUX_RIDR_H"))
+    tree["lib/ridr.c"] = core_to_kernel(
+        core("ridr/ridr.c"), "ridr/ridr.c",
+        ['#include "ridr/ridr.h"', '#include "compat/compat.h"'])
+    tree["lib/test_ridr.c"] = read(os.path.join(HERE, "kernel/test_ridr.c"))
+    tree["lib/Kconfig"] = insert_before(
+        tree["lib/Kconfig"], "config BITREVERSE\n", KCONFIG_RIDR,
+        "lib/Kconfig")
+    tree["lib/Kconfig.debug"] = insert_before(
+        tree["lib/Kconfig.debug"], "config TEST_IDA\n", KCONFIG_TEST_RIDR,
+        "lib/Kconfig.debug")
+    mk = insert_after(tree["lib/Makefile"], "obj-y\t+= lockref.o\n",
+                      "obj-$(CONFIG_RIDR) += ridr.o\n", "lib/Makefile")
+    tree["lib/Makefile"] = insert_after(
+        mk, "obj-$(CONFIG_TEST_IDA) += test_ida.o\n",
+        "obj-$(CONFIG_TEST_RIDR) += test_ridr.o\n", "lib/Makefile")
+
+
+def patch2(files, tree):
+    tree["lib/lockref.c"] = core_to_kernel(
+        core("lockref/lockref.c"), "lockref/lockref.c",
+        ['#include "lockref/lockref.h"', '#include "compat/compat.h"'])
+    tree["include/linux/lockref.h"] = insert_after(
+        tree["include/linux/lockref.h"],
+        "extern int lockref_get_not_dead(struct lockref *);\n",
+        LOCKREF_DECLS, "include/linux/lockref.h")
+
+
+PATCHES = [
+    ("0001-lib-ridr.txt", patch1),
+    ("0002-lockref.txt", patch2),
+]
+
+
+# ---------------------------------------------------------------------------
+# Series
+
+
+def git(repo, *args, env=None, capture=False):
+    e = dict(os.environ)
+    e.update(env or {})
+    r = subprocess.run(["git", "-C", repo, *args], env=e, check=True,
+                       stdout=subprocess.PIPE if capture else
+                       subprocess.DEVNULL, text=True)
+    return r.stdout if capture else None
+
+
+def identity(args):
+    if args.signoff:
+        name, mail = email.utils.parseaddr(args.signoff)
+    else:
+        def cfg(key):
+            r = subprocess.run(["git", "-C", ROOT, "config", key],
+                               stdout=subprocess.PIPE, text=True)
+            return r.stdout.strip()
+        name, mail = cfg("user.name"), cfg("user.email")
+    if not name or not mail:
+        raise Refuse(1, "no identity for From:/Signed-off-by: (pass "
+                        "--signoff 'Name <mail>' or set git user.name and "
+                        "user.email)")
+    return name, mail
+
+
+def generate(files, ver, out, who):
+    name, mail = who
+    # Reproducible: the dates are the ridr-kit commit's, not the clock's.
+    date = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%cI"],
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
+    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": mail,
+           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": mail,
+           "GIT_AUTHOR_DATE": date or "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": date or "2026-01-01T00:00:00Z",
+           "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+    vstr = "%d.%d.%d" % ver
+    with tempfile.TemporaryDirectory(prefix="rk-backport-") as repo:
+        git(repo, "init", "-q")
+        tree = {p: t for p, t in files.items() if t is not None}
+
+        def write_tree():
+            for p, t in tree.items():
+                full = os.path.join(repo, p)
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "w", encoding="utf-8") as f:
+                    f.write(t)
+            git(repo, "add", "-A")
+
+        write_tree()
+        git(repo, "commit", "-q", "-m", f"Linux {vstr} (files the series "
+            "touches)", env=env)
+        for msgfile, fn in PATCHES:
+            fn(files, tree)
+            write_tree()
+            msg = read(os.path.join(HERE, "msg", msgfile)).rstrip("\n")
+            msg += f"\n\nSigned-off-by: {name} <{mail}>\n"
+            subprocess.run(["git", "-C", repo, "commit", "-q", "-F", "-"],
+                           input=msg, text=True, check=True,
+                           env={**os.environ, **env})
+        if os.path.isdir(out):
+            shutil.rmtree(out)
+        os.makedirs(out)
+        names = git(repo, "format-patch", "--numbered",
+                    "--zero-commit", "--signature",
+                    f"ridr-kit kernel-backport, Linux {vstr}",
+                    "-o", out, "HEAD~%d" % len(PATCHES), env=env,
+                    capture=True)
+        series = [os.path.basename(n) for n in names.split()]
+        combined = git(repo, "diff", "HEAD~%d" % len(PATCHES), "HEAD",
+                       capture=True)
+    with open(os.path.join(out, "series"), "w") as f:
+        f.write("\n".join(series) + "\n")
+    comb = os.path.join(out, f"ridr-kit-{vstr}.patch")
+    with open(comb, "w") as f:
+        f.write(f"ridr-kit kernel backport for Linux {vstr}: the "
+                f"{len(series)} patches listed in 'series', combined.\n")
+        if CORE_FIXES:
+            f.write("Generated with these fixes to the ridr-kit core, "
+                    "pending on its main branch\n(kernel-backport/"
+                    "core-fixes/, CORE-CHANGES.md): "
+                    + ", ".join(CORE_FIXES) + "\n")
+        f.write("\n")
+        f.write(combined)
+    return series, comb
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("command", choices=["generate", "apply"])
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--tree", help="kernel source tree")
+    src.add_argument("--tarball", help="Debian linux-source-*.tar.xz")
+    ap.add_argument("--out", help="output directory "
+                    "(default: out/kernel/<version> in ridr-kit)")
+    ap.add_argument("--signoff", help="'Name <mail>' for From: and "
+                    "Signed-off-by: (default: git user of ridr-kit)")
+    args = ap.parse_args()
+    try:
+        if args.command == "apply" and not args.tree:
+            raise Refuse(1, "apply needs --tree")
+        files = (files_from_tree(args.tree) if args.tree
+                 else files_from_tarball(args.tarball))
+        ver = check_tree(files)
+        out = args.out or os.path.join(ROOT, "out", "kernel",
+                                       "%d.%d.%d" % ver)
+        with tempfile.TemporaryDirectory(prefix="rk-core-") as scratch:
+            prepare_core(scratch)
+            series, comb = generate(files, ver, out, identity(args))
+        print(f"backport: Linux %d.%d.%d: {len(series)} patches in {out}, "
+              f"combined {comb}" % ver, file=sys.stderr)
+        if args.command == "apply":
+            # git apply is all-or-nothing: --check first for a clear
+            # message, then the real run, which also refuses as a whole.
+            for extra in (["--check"], []):
+                r = subprocess.run(["git", "apply", *extra, comb],
+                                   cwd=args.tree)
+                if r.returncode:
+                    raise Refuse(1, f"{args.tree}: the series does not "
+                                    "apply; tree left unchanged")
+            print(f"backport: applied to {args.tree}", file=sys.stderr)
+    except Refuse as e:
+        print(f"backport: {e}", file=sys.stderr)
+        return e.code
+    except subprocess.CalledProcessError as e:
+        print(f"backport: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,414 @@
+#!/usr/bin/env bash
+# Verify the ridr-kit kernel series, one command (docs/kernel.md):
+#
+#   kernel-backport/verify.sh [--versions "6.1 6.12"] [--boot "6.1"]
+#
+# For every version: the Debian tarball /usr/src/linux-source-V.tar.xz is
+# extracted once into the cache (pristine, never modified), then
+#   1. generate the series (from the tree, and the same from the tarball);
+#      it applies to the pristine tree (git apply
+#      --check, then patch by patch into a patched copy); the generator
+#      refuses the patched tree (exit 3) and an unsupported one (exit 2);
+#      checkpatch.pl --strict reports 0 errors for every patch, and
+#      scripts/kernel-doc -none nothing for the new files;
+#   2. defconfig + W=1 build of lib/ in the pristine and the patched tree:
+#      ridr.o, test_ridr.o and lockref.o build and there is no warning the
+#      pristine tree does not have; then a full build of a small config,
+#      "debug" (tinyconfig + vm/tiny.config + vm/lockdep.config: lockdep,
+#      PROVE_RCU, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS_RCU_HEAD);
+#   3. (versions in --boot) also build "fast" (vm/tiny.config alone, so
+#      spinlock_t is 4 bytes and lockref's cmpxchg path is compiled in:
+#      checked in lib/lockref.o), and boot both under qemu with 2 vCPUs and a
+#      busybox initramfs holding the tree's own selftests (ipc/msgque,
+#      timers/posix_timers, built static) and vm/rk_smoke.c; the kernel's
+#      built-in test_ridr runs at boot.  Pass: all of them pass, the guest
+#      saw 2 CPUs, the VM ended by itself inside the hard timeout, and the
+#      console has no lockdep/RCU/BUG/WARNING splat.
+# Each check counts once; the totals go to out/test/extra-kernel.counts as
+# "PASSED FAILED" (scripts/test.sh adds them to its final line).  Logs and
+# the series: out/kernel/.  Trees, build directories and ccache live in
+# $RK_KERNEL_CACHE (default /var/cache/ridr-kit) and are reused across runs.
+set -uo pipefail
+RK=$(cd "$(dirname "$0")/.." && pwd)
+HERE=$RK/kernel-backport
+CACHE=${RK_KERNEL_CACHE:-/var/cache/ridr-kit}
+VERSIONS="6.1 6.12"
+BOOT="6.1"
+while (($#)); do
+	case $1 in
+	--versions) VERSIONS=$2; shift 2 ;;
+	--boot) BOOT=$2; shift 2 ;;
+	*) echo "usage: $0 [--versions \"6.1 6.12\"] [--boot \"6.1\"]" >&2
+	   exit 2 ;;
+	esac
+done
+
+OUT=$RK/out/kernel
+LOGS=$OUT/logs
+mkdir -p "$OUT" "$LOGS" "$RK/out/test" "$CACHE"/{src,trees,build,ccache}
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+ccache -M 8G >/dev/null 2>&1
+MAKE=(nice -n 10 make -j"$(nproc)" CC="ccache gcc")
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+PASSED=0
+FAILED=0
+
+say() { echo "verify: $*" >&2; echo "$*" >>"$SUMMARY"; }
+# check NAME CMD...: run CMD, count and report the result.
+check() {
+	local name=$1
+	shift
+	if "$@"; then
+		PASSED=$((PASSED + 1))
+		say "PASS $name"
+		return 0
+	fi
+	FAILED=$((FAILED + 1))
+	say "FAIL $name"
+	return 1
+}
+# timed NAME CMD...: run CMD, record its wall-clock time.
+timed() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	say "time $name $(($(date +%s) - t0)) s (exit $rc)"
+	return $rc
+}
+
+# ---------------------------------------------------------------------
+# Trees
+
+# Pristine tree of version $1, extracted once (atomically: into a
+# temporary directory, renamed when complete).
+pristine() {
+	local v=$1 dst=$CACHE/src/linux-source-$1 tmp
+	if [[ ! -e $dst/.rk-extracted ]]; then
+		rm -rf "$dst" "$dst.tmp"
+		tmp=$dst.tmp
+		mkdir -p "$tmp"
+		tar -xf "/usr/src/linux-source-$v.tar.xz" -C "$tmp" || return 1
+		mv "$tmp/linux-source-$v" "$dst" && rmdir "$tmp" &&
+			touch "$dst/.rk-extracted"
+	fi
+}
+
+# The patched copy for the current series; rebuilt only when the series
+# changes (its sha256 is the stamp), so build directories stay warm.
+patched_tree() {
+	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched
+	local sum p
+	sum=$(cat "$OUT/$v/"0*.patch | sha256sum | cut -d' ' -f1)
+	if [[ -e $dst/.rk-series && $(cat "$dst/.rk-series") == "$sum" ]]; then
+		return 0
+	fi
+	rm -rf "$dst" "$dst.tmp"
+	cp -a "$src" "$dst.tmp" || return 1
+	rm -f "$dst.tmp/.rk-extracted"
+	while read -r p; do
+		(cd "$dst.tmp" && git apply "$OUT/$v/$p") || {
+			echo "verify: $p does not apply in sequence" >&2
+			return 1
+		}
+	done <"$OUT/$v/series"
+	echo "$sum" >"$dst.tmp/.rk-series"
+	mv "$dst.tmp" "$dst"
+}
+
+# ---------------------------------------------------------------------
+# Step 1: generate, apply, refuse, checkpatch
+
+step_generate() {
+	"$HERE/backport.py" generate --tree "$CACHE/src/linux-source-$1" \
+		--out "$OUT/$1" 2>>"$LOGS/$1-generate.log"
+}
+
+# The tarball input gives the same series as the extracted tree (one
+# streaming pass over /usr/src/linux-source-V.tar.xz).
+step_tarball_same() {
+	local d rc
+	d=$(mktemp -d)
+	"$HERE/backport.py" generate --tarball "/usr/src/linux-source-$1.tar.xz" \
+		--out "$d/out" 2>>"$LOGS/$1-generate.log" &&
+		diff -r "$d/out" "$OUT/$1" >"$LOGS/$1-tarball.diff"
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+
+step_apply_check() {
+	(cd "$CACHE/src/linux-source-$1" &&
+		git apply --check "$OUT/$1"/ridr-kit-*.patch) &&
+		patched_tree "$1" >>"$LOGS/$1-apply.log" 2>&1
+}
+
+step_refuses_patched() {
+	local t=$CACHE/trees/$1-patched before rc
+	before=$(sha256sum "$t/lib/lockref.c" "$t/lib/Makefile")
+	"$HERE/backport.py" apply --tree "$t" --out "$OUT/tmp-refuse" \
+		>>"$LOGS/$1-refuse.log" 2>&1
+	rc=$?
+	rm -rf "$OUT/tmp-refuse"
+	[[ $rc -eq 3 && $(sha256sum "$t/lib/lockref.c" "$t/lib/Makefile") == \
+	   "$before" ]]
+}
+
+step_refuses_unsupported() {
+	local d rc
+	d=$(mktemp -d)
+	cp -a "$CACHE/src/linux-source-$1/lib" "$CACHE/src/linux-source-$1/include" \
+		"$d/" 2>/dev/null
+	sed -E 's/^PATCHLEVEL = .*/PATCHLEVEL = 99/' \
+		"$CACHE/src/linux-source-$1/Makefile" >"$d/Makefile"
+	"$HERE/backport.py" apply --tree "$d" --out "$d/out" \
+		>>"$LOGS/$1-refuse.log" 2>&1
+	rc=$?
+	[[ $rc -eq 2 && ! -e $d/lib/ridr.c ]]
+	rc=$?
+	rm -rf "$d"
+	return $rc
+}
+
+step_kernel_doc() {
+	local out
+	out=$(cd "$CACHE/trees/$1-patched" && ./scripts/kernel-doc -none \
+		include/linux/ridr.h lib/ridr.c lib/test_ridr.c \
+		include/linux/rk_compat.h lib/lockref.c 2>&1)
+	[[ -z $out ]] || { echo "$out" >&2; return 1; }
+}
+
+step_checkpatch() {
+	local v=$1 p ok=0 line
+	while read -r p; do
+		(cd "$CACHE/src/linux-source-$v" &&
+			./scripts/checkpatch.pl --strict --terse --show-types \
+				"$OUT/$v/$p") >"$LOGS/$v-checkpatch-${p:0:4}.log" 2>&1
+		line=$(grep -E '^total: ' "$LOGS/$v-checkpatch-${p:0:4}.log")
+		say "checkpatch $v ${p:0:4}: $line"
+		[[ $line == "total: 0 errors,"* ]] || ok=1
+	done <"$OUT/$v/series"
+	return $ok
+}
+
+# ---------------------------------------------------------------------
+# Step 2: W=1 of lib/ (pristine vs patched), full build of a small config
+
+w1_build() {	# tree build-dir log
+	local b=$2
+	mkdir -p "$b"
+	if [[ ! -e $b/.config ]]; then
+		make -C "$1" -s O="$b" defconfig >/dev/null || return 1
+	fi
+	# W=1 warnings must stay warnings (defconfig turns on WERROR);
+	# TEST_RIDR selects RIDR, so both new files are built.
+	"$1/scripts/config" --file "$b/.config" --disable WERROR \
+		--enable TEST_RIDR
+	make -C "$1" -s O="$b" olddefconfig >/dev/null || return 1
+	# Compile every lib/ object again, so the log holds every warning of
+	# both trees, not just those of files changed since the last run
+	# (ccache replays a cached compiler's warnings on a hit).
+	find "$b/lib" -name '*.o' -delete 2>/dev/null
+	"${MAKE[@]}" -C "$1" -k O="$b" W=1 lib/ >"$3" 2>&1
+}
+
+warnings_of() {	# log tree -> sorted unique warnings, tree path removed
+	grep -E 'warning:|error:' "$1" | sed "s#$2/##g" | sort -u
+}
+
+step_w1() {
+	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched
+	local bp=$CACHE/build/$1-pristine-w1 bq=$CACHE/build/$1-patched-w1 o
+	timed "$v W=1 lib/ pristine" w1_build "$src" "$bp" "$LOGS/$v-w1-pristine.log"
+	timed "$v W=1 lib/ patched" w1_build "$dst" "$bq" "$LOGS/$v-w1-patched.log"
+	for o in ridr.o test_ridr.o lockref.o; do
+		[[ -s $bq/lib/$o ]] || { echo "verify: lib/$o not built" >&2; return 1; }
+	done
+	warnings_of "$LOGS/$v-w1-pristine.log" "$src" >"$LOGS/$v-w1-pristine.warn"
+	warnings_of "$LOGS/$v-w1-patched.log" "$dst" >"$LOGS/$v-w1-patched.warn"
+	say "W=1 lib/ $v: pristine $(wc -l <"$LOGS/$v-w1-pristine.warn") warnings, patched $(wc -l <"$LOGS/$v-w1-patched.warn")"
+	if ! comm -13 "$LOGS/$v-w1-pristine.warn" "$LOGS/$v-w1-patched.warn" \
+		>"$LOGS/$v-w1-new.warn"; then
+		return 1
+	fi
+	if [[ -s $LOGS/$v-w1-new.warn ]]; then
+		cat "$LOGS/$v-w1-new.warn" >&2
+		return 1
+	fi
+}
+
+# config_has TREE CONFIG LINE: the fragment line (CONFIG_X=v or "# CONFIG_X
+# is not set") holds in CONFIG.  A symbol this kernel does not define is
+# skipped with a note (6.12 replaced BASE_FULL by BASE_SMALL: the fragment
+# names both); any other mismatch means Kconfig dropped it: fail.
+config_has() {
+	local t=$1 c=$2 line=$3 sym
+	if [[ $line =~ ^CONFIG_([A-Za-z0-9_]+)= ]]; then
+		sym=${BASH_REMATCH[1]}
+		grep -qx "$line" "$c" && return 0
+	elif [[ $line =~ ^#\ CONFIG_([A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+		sym=${BASH_REMATCH[1]}
+		# Not =y (6.1's BASE_SMALL is an int derived from BASE_FULL: 0).
+		grep -q "^CONFIG_$sym=y" "$c" || return 0
+	else
+		return 0
+	fi
+	if ! grep -rqE "^(menu)?config $sym\$" --include='Kconfig*' "$t"; then
+		echo "verify: $sym does not exist in this kernel: skipped" >&2
+		return 0
+	fi
+	echo "verify: '$line' did not survive olddefconfig" >&2
+	return 1
+}
+
+tiny_build() {	# tree build-dir log fragment...
+	local t=$1 b=$2 log=$3 cfg line frag
+	shift 3
+	mkdir -p "$b"
+	cfg=$(mktemp)
+	# Configure in a scratch build dir, install the .config only if it
+	# changed, so a rerun rebuilds nothing it does not have to.
+	make -C "$t" -s O="$b.cfg" tinyconfig >/dev/null || return 1
+	"$t/scripts/kconfig/merge_config.sh" -m -O "$b.cfg" "$b.cfg/.config" \
+		"$@" >/dev/null || return 1
+	make -C "$t" -s O="$b.cfg" olddefconfig >/dev/null || return 1
+	for frag in "$@"; do
+		while read -r line; do
+			config_has "$t" "$b.cfg/.config" "$line" || return 1
+		done <"$frag"
+	done
+	if ! cmp -s "$b.cfg/.config" "$b/.config"; then
+		cp "$b.cfg/.config" "$b/.config"
+	fi
+	rm -rf "$b.cfg" "$cfg"
+	"${MAKE[@]}" -C "$t" O="$b" olddefconfig >/dev/null &&
+		"${MAKE[@]}" -C "$t" O="$b" bzImage >"$log" 2>&1
+}
+
+# Build directory of boot config $2 ("debug" or "fast") for version $1.
+tiny_dir() {
+	if [[ $2 == debug ]]; then
+		echo "$CACHE/build/$1-patched-tiny"
+	else
+		echo "$CACHE/build/$1-patched-tiny-$2"
+	fi
+}
+
+step_tiny() {	# version config
+	local v=$1 c=$2 b frags=("$HERE/vm/tiny.config")
+	b=$(tiny_dir "$v" "$c")
+	[[ $c == debug ]] && frags+=("$HERE/vm/lockdep.config")
+	timed "$v tiny $c bzImage" tiny_build "$CACHE/trees/$v-patched" \
+		"$b" "$LOGS/$v-tiny-$c-build.log" "${frags[@]}" &&
+		[[ -s $b/arch/x86/boot/bzImage ]]
+}
+
+# The fast config really has lockref's cmpxchg loop (USE_CMPXCHG_LOCKREF).
+step_lockref_cmpxchg_built() {
+	local n
+	# grep -c, not -q: with pipefail, -q's early exit would fail objdump.
+	n=$(objdump -d "$(tiny_dir "$1" fast)/lib/lockref.o" | grep -c 'lock cmpxchg')
+	say "lockref.o (fast): $n lock cmpxchg instructions"
+	[[ $n -gt 0 ]]
+}
+
+# ---------------------------------------------------------------------
+# Step 3: boot and test
+
+initramfs() {	# tree out.cpio
+	local t=$1 root b
+	root=$(mktemp -d)
+	mkdir -p "$root"/{bin,tests,etc,proc,sys,dev,tmp}
+	cp /bin/busybox "$root/bin/busybox" || return 1
+	cp "$HERE/vm/init" "$root/init" && chmod +x "$root/init"
+	b=(gcc -static -O2 -pthread -I"$t/tools/testing/selftests")
+	"${b[@]}" -o "$root/tests/msgque" \
+		"$t/tools/testing/selftests/ipc/msgque.c" &&
+	"${b[@]}" -o "$root/tests/posix_timers" \
+		"$t/tools/testing/selftests/timers/posix_timers.c" -lrt &&
+	"${b[@]}" -Wall -Wextra -o "$root/tests/rk_smoke" "$HERE/vm/rk_smoke.c" ||
+		return 1
+	(cd "$root" && find . | cpio -o -H newc --quiet) >"$2"
+	rm -rf "$root"
+}
+
+boot() {	# bzImage initramfs console-log
+	timeout --kill-after=10 300 qemu-system-x86_64 \
+		-accel tcg,thread=multi -smp 2,sockets=2,cores=1,threads=1 \
+		-m 512 -nographic -no-reboot -kernel "$1" -initrd "$2" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=7" \
+		</dev/null >"$3" 2>&1
+}
+
+BOOT_LOG=
+step_boot_run() {	# version config
+	local v=$1 b rc
+	b=$(tiny_dir "$v" "$2")
+	BOOT_LOG=$LOGS/$v-$2-console.log
+	initramfs "$CACHE/trees/$v-patched" "$b/rk-initramfs.cpio" \
+		>>"$LOGS/$v-initramfs.log" 2>&1 || return 1
+	timed "$v $2 boot and tests under qemu" boot "$b/arch/x86/boot/bzImage" \
+		"$b/rk-initramfs.cpio" "$BOOT_LOG"
+	rc=$?
+	tr -d '\r' <"$BOOT_LOG" >"$BOOT_LOG.tmp" && mv "$BOOT_LOG.tmp" "$BOOT_LOG"
+	# timeout exits 124 (137 when killed): the VM did not end itself.
+	[[ $rc -eq 0 ]] && grep -q '^RK-DONE' "$BOOT_LOG"
+}
+
+console_has() { [[ -n $BOOT_LOG ]] && grep -qE "$1" "$BOOT_LOG"; }
+
+SPLATS='WARNING:|BUG:|INFO: (possible|inconsistent|suspicious)|suspicious RCU usage|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|ODEBUG|Kernel panic|Oops|Call Trace|general protection'
+step_no_splat() {
+	[[ -s $BOOT_LOG ]] || return 1
+	if grep -nE "$SPLATS" "$BOOT_LOG" >"$LOGS/$1-$2-splats.txt"; then
+		head -20 "$LOGS/$1-$2-splats.txt" >&2
+		return 1
+	fi
+}
+
+# ---------------------------------------------------------------------
+
+for v in $VERSIONS; do
+	say "== Linux $v"
+	if ! timed "$v extract" pristine "$v"; then
+		check "$v/extract" false
+		continue
+	fi
+	check "$v/generate" step_generate "$v" || continue
+	check "$v/generate-from-tarball-same" step_tarball_same "$v"
+	if ! check "$v/applies-to-pristine" step_apply_check "$v"; then
+		continue
+	fi
+	check "$v/refuses-patched-tree" step_refuses_patched "$v"
+	check "$v/refuses-unsupported-tree" step_refuses_unsupported "$v"
+	check "$v/checkpatch-0-errors" step_checkpatch "$v"
+	check "$v/kernel-doc-clean" step_kernel_doc "$v"
+	check "$v/W=1-lib-no-new-warnings" step_w1 "$v"
+	check "$v/tiny-debug-build" step_tiny "$v" debug || continue
+	[[ " $BOOT " == *" $v "* ]] || continue
+	if check "$v/tiny-fast-build" step_tiny "$v" fast; then
+		check "$v/fast-lockref-cmpxchg-built" step_lockref_cmpxchg_built "$v"
+	fi
+	for c in debug fast; do
+		[[ -s $(tiny_dir "$v" "$c")/arch/x86/boot/bzImage ]] || continue
+		BOOT_LOG=
+		check "$v/$c/boot-ends-by-itself" step_boot_run "$v" "$c"
+		check "$v/$c/guest-sees-2-cpus" console_has '^RK-CPUS 2$'
+		check "$v/$c/test_ridr" \
+			console_has 'test_ridr: all [0-9]+ tests passed'
+		check "$v/$c/selftest-ipc-msgque" \
+			console_has '^RK-RESULT msgque 0$'
+		check "$v/$c/selftest-timers-posix_timers" \
+			console_has '^RK-RESULT posix_timers 0$'
+		check "$v/$c/rk_smoke" console_has '^RK-RESULT rk_smoke 0$'
+		check "$v/$c/no-splat-in-console" step_no_splat "$v" "$c"
+		grep -E 'rk_smoke: .*(passed|FAILED)|test_ridr:|Totals' \
+			"$BOOT_LOG" | sed "s/^/$v $c: /" >>"$SUMMARY"
+	done
+done
+
+echo "$PASSED $FAILED" >"$RK/out/test/extra-kernel.counts"
+say "kernel: $PASSED passed, $FAILED failed"
+[[ $FAILED -eq 0 ]]

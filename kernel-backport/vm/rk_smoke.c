@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rk_smoke.c - smoke test run inside the test VM (static, as root).
+ *
+ * Exercises the kernel paths the ridr-kit series touches or will touch:
+ *  - SysV sem/msg/shm: create, use, remove, create again (indexes are
+ *    allocated cyclically, so the removed id is not handed out again at
+ *    once), and the ids listed in /proc/sysvipc/{sem,msg,shm};
+ *  - POSIX timers: ids start at 0 in every process, are per process,
+ *    are not reused right away after timer_delete(), and many timers per
+ *    process with create/delete churn from several threads work;
+ *  - lockref (dcache): several threads stat()/open()/close() the same
+ *    paths, so d_lockref is taken and dropped concurrently.
+ *
+ * Prints one line "rk_smoke: <check> ok|FAILED ..." per check and
+ * "rk_smoke: N passed, N failed"; exits 0 only if nothing failed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int passed, failed;
+
+static void check(int ok, const char *what, const char *detail)
+{
+	if (ok)
+		passed++;
+	else
+		failed++;
+	printf("rk_smoke: %s %s%s%s\n", what, ok ? "ok" : "FAILED",
+	       detail ? " " : "", detail ? detail : "");
+	fflush(stdout);
+}
+
+/* Is @id listed in /proc/sysvipc/@kind (second column of each row)? */
+static int proc_lists(const char *kind, int id)
+{
+	char path[64], line[512];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/sysvipc/%s", kind);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		int key, pid;
+
+		if (sscanf(line, "%d %d", &key, &pid) == 2 && pid == id)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+union semun {
+	int val;
+	struct semid_ds *buf;
+	unsigned short *array;
+};
+
+static void test_sysv(void)
+{
+	struct sembuf op = { .sem_num = 0, .sem_op = 1, .sem_flg = 0 };
+	struct { long type; char text[16]; } msg = { 1, "ridr" }, in;
+	int sem, sem2, q, q2, shm, shm2, n;
+	char detail[128];
+	char *p;
+
+	sem = semget(IPC_PRIVATE, 4, IPC_CREAT | 0600);
+	check(sem >= 0, "sem_create", NULL);
+	check(semop(sem, &op, 1) == 0 &&
+	      semctl(sem, 0, GETVAL, (union semun){ 0 }) == 1, "sem_use",
+	      NULL);
+	check(proc_lists("sem", sem) == 1, "sem_proc", NULL);
+	check(semctl(sem, 0, IPC_RMID, (union semun){ 0 }) == 0 &&
+	      proc_lists("sem", sem) == 0, "sem_remove", NULL);
+	sem2 = semget(IPC_PRIVATE, 4, IPC_CREAT | 0600);
+	snprintf(detail, sizeof(detail), "(old id %d, new id %d)", sem, sem2);
+	/*
+	 * Cyclic: the freed slot (low 15 bits) is not reused at once, the
+	 * next one is, so the id a stale user holds stays invalid.
+	 */
+	check(sem2 >= 0 && sem2 != sem && (sem2 & 0x7fff) > (sem & 0x7fff),
+	      "sem_id_reuse", detail);
+	semctl(sem2, 0, IPC_RMID, (union semun){ 0 });
+
+	q = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	check(q >= 0, "msg_create", NULL);
+	n = msgsnd(q, &msg, sizeof(msg.text), 0);
+	check(n == 0 && msgrcv(q, &in, sizeof(in.text), 1, 0) ==
+	      (ssize_t)sizeof(msg.text) && !strcmp(in.text, "ridr"),
+	      "msg_use", NULL);
+	check(proc_lists("msg", q) == 1, "msg_proc", NULL);
+	check(msgctl(q, IPC_RMID, NULL) == 0 && proc_lists("msg", q) == 0,
+	      "msg_remove", NULL);
+	q2 = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	snprintf(detail, sizeof(detail), "(old id %d, new id %d)", q, q2);
+	check(q2 >= 0 && q2 != q && (q2 & 0x7fff) > (q & 0x7fff),
+	      "msg_id_reuse", detail);
+	msgctl(q2, IPC_RMID, NULL);
+
+	shm = shmget(IPC_PRIVATE, 65536, IPC_CREAT | 0600);
+	check(shm >= 0, "shm_create", NULL);
+	p = shmat(shm, NULL, 0);
+	check(p != (void *)-1 && (strcpy(p + 4096, "ridr"), 1) &&
+	      !strcmp(p + 4096, "ridr"), "shm_use", NULL);
+	check(proc_lists("shm", shm) == 1, "shm_proc", NULL);
+	check(shmctl(shm, IPC_RMID, NULL) == 0 && shmdt(p) == 0 &&
+	      proc_lists("shm", shm) == 0, "shm_remove", NULL);
+	shm2 = shmget(IPC_PRIVATE, 65536, IPC_CREAT | 0600);
+	snprintf(detail, sizeof(detail), "(old id %d, new id %d)", shm, shm2);
+	check(shm2 >= 0 && shm2 != shm && (shm2 & 0x7fff) > (shm & 0x7fff),
+	      "shm_id_reuse", detail);
+	shmctl(shm2, IPC_RMID, NULL);
+
+	/* Many objects at once, removed in a different order. */
+	{
+		int ids[500], i, ok = 1;
+
+		for (i = 0; i < 500; i++) {
+			ids[i] = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+			ok &= ids[i] >= 0;
+		}
+		for (i = 499; i >= 0; i -= 2)
+			ok &= msgctl(ids[i], IPC_RMID, NULL) == 0;
+		for (i = 0; i < 500; i += 2)
+			ok &= msgctl(ids[i], IPC_RMID, NULL) == 0;
+		check(ok, "msg_500_create_remove", NULL);
+	}
+}
+
+/*
+ * Raw syscalls: the kernel's int timer ids, not glibc's timer_t encoding.
+ * Returns the new id or -1.
+ */
+static int new_timer(void)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	int id;
+
+	if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, &id))
+		return -1;
+	return id;
+}
+
+static int k_timer_settime(int id, const struct itimerspec *its)
+{
+	return (int)syscall(SYS_timer_settime, id, 0, its, NULL);
+}
+
+static int k_timer_gettime(int id, struct itimerspec *cur)
+{
+	return (int)syscall(SYS_timer_gettime, id, cur);
+}
+
+static int k_timer_delete(int id)
+{
+	return (int)syscall(SYS_timer_delete, id);
+}
+
+/* In a fresh child: the first timer id, as the exit status. */
+static int first_timer_id_in_child(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0)
+		_exit(new_timer() & 0xff);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+#define CHURN_THREADS 4
+#define CHURN_ROUNDS 5000
+
+static void *timer_churn(void *arg)
+{
+	long bad = 0;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < CHURN_ROUNDS; i++) {
+		struct itimerspec its = { .it_value = { 100, 0 } }, cur;
+		int t = new_timer();
+
+		if (t < 0) {
+			bad++;
+			continue;
+		}
+		if (k_timer_settime(t, &its) || k_timer_gettime(t, &cur) ||
+		    cur.it_value.tv_sec > 100 || k_timer_delete(t))
+			bad++;
+	}
+	return (void *)bad;
+}
+
+static void test_timers(void)
+{
+	int many[1000], t;
+	pthread_t th[CHURN_THREADS];
+	char detail[128];
+	long bad = 0;
+	int i, ok = 1, a, b;
+
+	a = first_timer_id_in_child();
+	b = first_timer_id_in_child();
+	snprintf(detail, sizeof(detail), "(first ids %d, %d)", a, b);
+	check(a == 0 && b == 0, "timer_ids_start_at_0_per_process", detail);
+
+	for (i = 0; i < 1000; i++) {
+		many[i] = new_timer();
+		ok &= many[i] >= 0;
+	}
+	check(ok, "timer_1000_per_process", NULL);
+	for (i = 0; i < 1000; i++)
+		ok &= k_timer_delete(many[i]) == 0;
+	check(ok, "timer_1000_delete", NULL);
+	/* Cyclic: the next id is past the ones just freed. */
+	t = new_timer();
+	snprintf(detail, sizeof(detail), "(last id %d, new id %d)",
+		 many[999], t);
+	check(t > many[999], "timer_id_not_reused", detail);
+	k_timer_delete(t);
+	check(k_timer_delete(many[0]) == -1 && errno == EINVAL,
+	      "timer_deleted_id_is_invalid", NULL);
+
+	for (i = 0; i < CHURN_THREADS; i++)
+		pthread_create(&th[i], NULL, timer_churn, NULL);
+	for (i = 0; i < CHURN_THREADS; i++) {
+		void *r;
+
+		pthread_join(th[i], &r);
+		bad += (long)r;
+	}
+	snprintf(detail, sizeof(detail), "(%d threads x %d, %ld errors)",
+		 CHURN_THREADS, CHURN_ROUNDS, bad);
+	check(bad == 0, "timer_churn_threads", detail);
+}
+
+#define STAT_THREADS 4
+#define STAT_ROUNDS 20000
+
+static void *stat_storm(void *arg)
+{
+	long bad = 0;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < STAT_ROUNDS; i++) {
+		struct stat st;
+		int fd;
+
+		if (stat("/proc/self/status", &st) || stat("/bin/busybox", &st))
+			bad++;
+		fd = open("/etc/rk_smoke_file", O_RDONLY);
+		if (fd < 0 || fstat(fd, &st) || close(fd))
+			bad++;
+	}
+	return (void *)bad;
+}
+
+static void test_lockref(void)
+{
+	pthread_t th[STAT_THREADS];
+	char detail[128];
+	long bad = 0;
+	int i, fd;
+
+	fd = open("/etc/rk_smoke_file", O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < STAT_THREADS; i++)
+		pthread_create(&th[i], NULL, stat_storm, NULL);
+	for (i = 0; i < STAT_THREADS; i++) {
+		void *r;
+
+		pthread_join(th[i], &r);
+		bad += (long)r;
+	}
+	snprintf(detail, sizeof(detail), "(%d threads x %d, %ld errors)",
+		 STAT_THREADS, STAT_ROUNDS, bad);
+	check(bad == 0, "dcache_lockref_stat_storm", detail);
+	check(unlink("/etc/rk_smoke_file") == 0, "dcache_unlink", NULL);
+}
+
+int main(void)
+{
+	test_sysv();
+	test_timers();
+	test_lockref();
+	printf("rk_smoke: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
