@@ -69,6 +69,9 @@ extern "C" {
 
 struct ridr_node;
 
+/* Bytes between struct ridr's @root and its writer-side fields. */
+#define RIDR_WRITER_GAP 64
+
 /**
  * struct ridr - an id map.
  * @root: top node, RCU-protected; NULL when no id is allocated.
@@ -87,11 +90,12 @@ struct ridr_node;
  * beyond a pointer's is required: a malloc'ed map is fine), and a writer
  * does not keep invalidating the line every lookup begins with.
  */
-#define RIDR_WRITER_GAP 64
 struct ridr {
 	struct ridr_node *root;
 	const rk_rcu_flavor_t *flavor;
+	/* private: keeps the writer fields off @root's cache line */
 	char reader_pad[RIDR_WRITER_GAP - 2 * sizeof(void *)];
+	/* public: */
 	rk_spinlock_t lock;
 	unsigned long next;
 	unsigned long count;
