@@ -321,7 +321,8 @@ void *ridr_find(const struct ridr *map, unsigned long id)
 	if (!node)
 		return NULL;
 	/* id > ridr_span(shift), without the mask's branch: shift <= 60,
-	 * so neither shift count reaches the width of the type. */
+	 * so neither shift count reaches the width of the type.
+	 */
 	if ((id >> node->shift) >> RIDR_SHIFT)
 		return NULL;
 	for (;;) {
