@@ -142,6 +142,36 @@ static inline void backoff(unsigned int *fails)
 		rk_cpu_relax();
 }
 
+static bool sem_ready(const struct obj *o)
+{
+	return o->sem > 0;
+}
+
+static bool queue_ready(const struct obj *o)
+{
+	return o->head != o->tail;
+}
+
+/* Poll @id (one lookup per poll) until @ready; return it locked, or NULL
+ * once the measurement stopped. */
+static inline struct obj *wait_locked(enum mode mode, unsigned long id,
+				      bool (*ready)(const struct obj *),
+				      const int *stop)
+{
+	unsigned int fails = 0;
+
+	for (;;) {
+		struct obj *o = lookup_lock(mode, id);
+
+		if (ready(o))
+			return o;
+		rk_spin_unlock(&o->lock);
+		if (bench_stopped(stop))
+			return NULL;
+		backoff(&fails);
+	}
+}
+
 /* timer_gettime(): read (and tick) one of our timers. */
 static uint64_t run_timers(enum mode mode, int tid, const int *stop)
 {
@@ -182,21 +212,12 @@ static uint64_t run_ring_sem(enum mode mode, int tid, const int *stop)
 	uint64_t ops = 0;
 
 	while (!bench_stopped(stop)) {
-		unsigned int fails = 0;
-		struct obj *o;
+		struct obj *o = wait_locked(mode, mine, sem_ready, stop);
 
-		for (;;) {	/* P(mine) */
-			o = lookup_lock(mode, mine);
-			if (o->sem > 0) {
-				o->sem--;
-				rk_spin_unlock(&o->lock);
-				break;
-			}
-			rk_spin_unlock(&o->lock);
-			if (bench_stopped(stop))
-				return ops;
-			backoff(&fails);
-		}
+		if (!o)
+			return ops;
+		o->sem--;	/* P(mine) */
+		rk_spin_unlock(&o->lock);
 		o = lookup_lock(mode, next);	/* V(next) */
 		o->sem++;
 		rk_spin_unlock(&o->lock);
@@ -221,21 +242,12 @@ static uint64_t run_pmsg(enum mode mode, int tid, const int *stop)
 		rk_spin_unlock(&o->lock);
 	}
 	while (!bench_stopped(stop)) {
-		unsigned int fails = 0;
-		struct obj *o;
+		struct obj *o = wait_locked(mode, mine, queue_ready, stop);
 
-		for (;;) {	/* msgrcv */
-			o = lookup_lock(mode, mine);
-			if (o->head != o->tail) {
-				msg = o->q[o->head++ % QLEN];
-				rk_spin_unlock(&o->lock);
-				break;
-			}
-			rk_spin_unlock(&o->lock);
-			if (bench_stopped(stop))
-				return ops;
-			backoff(&fails);
-		}
+		if (!o)
+			return ops;
+		msg = o->q[o->head++ % QLEN];	/* msgrcv */
+		rk_spin_unlock(&o->lock);
 		o = lookup_lock(mode, peer);	/* msgsnd */
 		if (o->tail - o->head >= QLEN)
 			die("queue overflow");
