@@ -231,9 +231,9 @@ static void churn_once(enum kind k, unsigned long *own, unsigned long *ctr)
 		break;
 	case K_NOLOCK:
 		break;
-	case K_HOG:
+	case K_HOG:	/* burns CPU on the writer's own stack counter */
 		for (int i = 0; i < 64; i++)
-			*ctr = xorshift((uint64_t *)ctr);
+			*ctr = (*ctr * 6364136223846793005UL) >> 1;
 		break;
 	}
 }
@@ -314,15 +314,19 @@ static void *writer_main(void *unused)
 	 * (lowest free, so just above them), one replaced per operation. */
 	uint64_t ops = 0;	/* local: a shared counter would false-share */
 
+	/* The hog holds the same 64 ridr ids as the ridr writer (same tree
+	 * shape for the readers) but never changes them. */
+	enum kind ids_kind = writer_kind == K_HOG ? K_RIDR : writer_kind;
+
 	for (int i = 0; i < OWN; i++)
-		own[i] = churn_first(writer_kind, &ctr);
+		own[i] = churn_first(ids_kind, &ctr);
 	while (!__atomic_load_n(&writer_stop, __ATOMIC_ACQUIRE)) {
 		churn_once(writer_kind, &own[xorshift(&s) % OWN], &ctr);
 		ops++;
 	}
 	writer_ops = ops;
 	for (int i = 0; i < OWN; i++)
-		churn_last(writer_kind, own[i]);
+		churn_last(ids_kind, own[i]);
 	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
 	return NULL;
 }
@@ -430,7 +434,8 @@ static const struct bench_variant lookup_variants[] = {
 };
 
 static const struct bench_variant hog_variant = {
-	"ridr_cpu_hog", "ridr readers next to a CPU hog that shares no data",
+	"ridr_cpu_hog", "ridr readers next to a CPU hog holding the writer's "
+	"64 ids (same tree) but never changing them",
 	setup_hog, writer_stop_join, read_ridr, NULL
 };
 
