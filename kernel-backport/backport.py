@@ -4,6 +4,7 @@
 
     backport.py generate (--tree DIR | --tarball FILE) [--out DIR]
     backport.py apply --tree DIR [--out DIR]
+    backport.py test-rules
 
 generate: reads the few files of the kernel tree (or Debian linux-source
 tarball) the series touches, builds the series in a private scratch git
@@ -14,12 +15,20 @@ repository (the input is never written to) and writes
 apply: generates for the tree, then applies the combined patch with
 `git apply`, which applies every hunk of every file or nothing: the tree is
 either fully patched or untouched.
+test-rules: runs every Coccinelle rule cocci/NN-topic.cocci on its test
+input cocci/tests/NN-topic.c and compares the result with the expected
+cocci/tests/NN-topic.res (exit 1 on any difference).
 
 The kernel sources are produced mechanically from the portable core
 (ridr/, lockref/) and compat/kernel.h: only #include lines, the include
 guard and C++ linkage blocks are rewritten, and each rewrite is checked to
 have happened exactly as expected, so a core change that the rules do not
-cover stops the generator instead of producing a wrong patch.
+cover stops the generator instead of producing a wrong patch.  The
+conversions of existing kernel code (ipc, posix-timers) are Coccinelle
+semantic patches (cocci/), one topic per file, each with a test; every
+file a rule is given must come out changed, and what must be gone
+afterwards (e.g. any use of the old IDR) is checked, so a tree the rules
+no longer match is refused, not half-converted.
 
 Exit status: 0 done; 2 unsupported tree (version or an anchor line not
 found); 3 tree already carries ridr-kit; 1 anything else.
@@ -38,9 +47,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SUPPORTED = {(6, 1), (6, 12)}
 
-# Files the series reads (and, but for the new ones, modifies).
-READ_FILES = ["Makefile", "lib/Kconfig", "lib/Kconfig.debug", "lib/Makefile",
-              "lib/lockref.c", "include/linux/lockref.h"]
+# Files the series reads (and, but for the new ones, modifies): the
+# top-level Makefile (version) and the files of each patch (PATCHES).
+READ_FILES = ["Makefile"]
 # Files the series adds: their presence means "already patched".
 NEW_FILES = ["include/linux/rk_compat.h", "include/linux/ridr.h",
              "lib/ridr.c", "lib/test_ridr.c"]
@@ -275,10 +284,94 @@ def patch2(files, tree):
         LOCKREF_DECLS, "include/linux/lockref.h")
 
 
+# ---------------------------------------------------------------------------
+# Coccinelle
+
+COCCI = os.path.join(HERE, "cocci")
+
+
+def spatch(rule, path, out):
+    """Run semantic patch @rule on C file @path, writing @out."""
+    r = subprocess.run(["spatch", "--sp-file", rule, "--very-quiet",
+                        "--no-includes", "--no-show-diff", path, "-o", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if r.returncode:
+        raise Refuse(1, f"spatch {os.path.basename(rule)} on "
+                        f"{os.path.basename(path)} failed:\n{r.stdout}")
+
+
+def cocci(tree, rule, paths):
+    """Apply cocci/@rule to each of @paths in @tree (in memory).
+
+    Every path must come out changed: a rule that no longer matches a
+    file of the tree stops the generator (unsupported tree)."""
+    with tempfile.TemporaryDirectory(prefix="rk-cocci-") as d:
+        for i, p in enumerate(paths):
+            src = os.path.join(d, f"{i}-{os.path.basename(p)}")
+            dst = src + ".out"
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(tree[p])
+            spatch(os.path.join(COCCI, rule), src, dst)
+            new = read(dst) if os.path.exists(dst) else tree[p]
+            if new == tree[p]:
+                raise Refuse(2, f"cocci/{rule}: no match in {p}")
+            tree[p] = new
+
+
+def forbid(tree, paths, pattern, what):
+    """After a conversion: @pattern must occur in none of @paths."""
+    for p in paths:
+        m = re.search(pattern, tree[p], re.M)
+        if m:
+            raise Refuse(2, f"{what}: {p} still has {m.group(0)!r} (a use "
+                            "the rules do not convert)")
+
+
+def test_rules():
+    """cocci/NN-topic.cocci on cocci/tests/NN-topic.c must give .res."""
+    rules = sorted(f for f in os.listdir(COCCI) if f.endswith(".cocci"))
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="rk-cocci-test-") as d:
+        for r in rules:
+            base = os.path.join(COCCI, "tests", r[:-len(".cocci")])
+            if not (os.path.isfile(base + ".c") and
+                    os.path.isfile(base + ".res")):
+                print(f"FAIL {r}: no tests/{os.path.basename(base)}.c/.res")
+                bad += 1
+                continue
+            out = os.path.join(d, os.path.basename(base) + ".out")
+            try:
+                spatch(os.path.join(COCCI, r), base + ".c", out)
+            except Refuse as e:
+                print(f"FAIL {r}: {e}")
+                bad += 1
+                continue
+            got = read(out) if os.path.exists(out) else read(base + ".c")
+            if got == read(base + ".c"):
+                print(f"FAIL {r}: changes nothing in its test input")
+                bad += 1
+            elif got != read(base + ".res"):
+                diff = subprocess.run(["diff", "-u", base + ".res", out],
+                                      stdout=subprocess.PIPE, text=True)
+                print(f"FAIL {r}: result differs from the .res\n"
+                      + diff.stdout)
+                bad += 1
+            else:
+                print(f"PASS {r}")
+    print(f"cocci rules: {len(rules) - bad} passed, {bad} failed")
+    return 1 if bad or not rules else 0
+
+
+# (commit message file, function, files it modifies)
 PATCHES = [
-    ("0001-lib-ridr.txt", patch1),
-    ("0002-lockref.txt", patch2),
+    ("0001-lib-ridr.txt", patch1,
+     ["lib/Kconfig", "lib/Kconfig.debug", "lib/Makefile"]),
+    ("0002-lockref.txt", patch2,
+     ["lib/lockref.c", "include/linux/lockref.h"]),
 ]
+READ_FILES += [f for _, _, files in PATCHES for f in files
+               if f not in READ_FILES]
 
 
 # ---------------------------------------------------------------------------
@@ -336,7 +429,7 @@ def generate(files, ver, out, who):
         write_tree()
         git(repo, "commit", "-q", "-m", f"Linux {vstr} (files the series "
             "touches)", env=env)
-        for msgfile, fn in PATCHES:
+        for msgfile, fn, _ in PATCHES:
             fn(files, tree)
             write_tree()
             msg = read(os.path.join(HERE, "msg", msgfile)).rstrip("\n")
@@ -373,8 +466,8 @@ def generate(files, ver, out, who):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("command", choices=["generate", "apply"])
-    src = ap.add_mutually_exclusive_group(required=True)
+    ap.add_argument("command", choices=["generate", "apply", "test-rules"])
+    src = ap.add_mutually_exclusive_group()
     src.add_argument("--tree", help="kernel source tree")
     src.add_argument("--tarball", help="Debian linux-source-*.tar.xz")
     ap.add_argument("--out", help="output directory "
@@ -382,6 +475,10 @@ def main():
     ap.add_argument("--signoff", help="'Name <mail>' for From: and "
                     "Signed-off-by: (default: git user of ridr-kit)")
     args = ap.parse_args()
+    if args.command == "test-rules":
+        return test_rules()
+    if not (args.tree or args.tarball):
+        ap.error("generate and apply need --tree or --tarball")
     try:
         if args.command == "apply" and not args.tree:
             raise Refuse(1, "apply needs --tree")

@@ -11,7 +11,8 @@
 #      refuses the patched tree (exit 3) and an unsupported one (exit 2);
 #      checkpatch.pl --strict reports 0 errors for every patch, and
 #      scripts/kernel-doc -none nothing for the new files;
-#   2. defconfig + W=1 build of lib/ in the pristine and the patched tree:
+#   2. defconfig + W=1 build of lib/ ipc/ kernel/time/ in the pristine and
+#      the patched tree:
 #      ridr.o, test_ridr.o and lockref.o build and there is no warning the
 #      pristine tree does not have; then a full build of a small config,
 #      "debug" (tinyconfig + vm/tiny.config + vm/lockdep.config: lockdep,
@@ -28,10 +29,15 @@
 # "PASSED FAILED" (scripts/test.sh adds them to its final line).  Logs and
 # the series: out/kernel/.  Trees, build directories and ccache live in
 # $RK_KERNEL_CACHE (default /var/cache/ridr-kit) and are reused across runs.
+# RK_KERNEL_TAG=x gives this checkout its own patched trees and build
+# directories (suffix -x; a new one starts as a copy of the untagged one,
+# so only what differs is rebuilt): two checkouts can verify different
+# series at once.  Pristine trees and ccache are shared.
 set -uo pipefail
 RK=$(cd "$(dirname "$0")/.." && pwd)
 HERE=$RK/kernel-backport
 CACHE=${RK_KERNEL_CACHE:-/var/cache/ridr-kit}
+TAG=${RK_KERNEL_TAG:+-$RK_KERNEL_TAG}
 VERSIONS="6.1 6.12"
 BOOT="6.1"
 while (($#)); do
@@ -99,7 +105,7 @@ pristine() {
 # The patched copy for the current series; rebuilt only when the series
 # changes (its sha256 is the stamp), so build directories stay warm.
 patched_tree() {
-	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched
+	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched$TAG
 	local sum p
 	sum=$(cat "$OUT/$v/"0*.patch | sha256sum | cut -d' ' -f1)
 	if [[ -e $dst/.rk-series && $(cat "$dst/.rk-series") == "$sum" ]]; then
@@ -146,7 +152,7 @@ step_apply_check() {
 }
 
 step_refuses_patched() {
-	local t=$CACHE/trees/$1-patched before rc
+	local t=$CACHE/trees/$1-patched$TAG before rc
 	before=$(sha256sum "$t/lib/lockref.c" "$t/lib/Makefile")
 	"$HERE/backport.py" apply --tree "$t" --out "$OUT/tmp-refuse" \
 		>>"$LOGS/$1-refuse.log" 2>&1
@@ -174,7 +180,7 @@ step_refuses_unsupported() {
 
 step_kernel_doc() {
 	local out
-	out=$(cd "$CACHE/trees/$1-patched" && ./scripts/kernel-doc -none \
+	out=$(cd "$CACHE/trees/$1-patched$TAG" && ./scripts/kernel-doc -none \
 		include/linux/ridr.h lib/ridr.c lib/test_ridr.c \
 		include/linux/rk_compat.h lib/lockref.c 2>&1)
 	[[ -z $out ]] || { echo "$out" >&2; return 1; }
@@ -194,10 +200,19 @@ step_checkpatch() {
 }
 
 # ---------------------------------------------------------------------
-# Step 2: W=1 of lib/ (pristine vs patched), full build of a small config
+# Step 2: W=1 of lib/ ipc/ kernel/time/ (pristine vs patched), full build of a small config
 
+# seed_build DIR: a tagged build directory starts as a copy of the
+# untagged one (timestamps kept), so make rebuilds only what differs.
+seed_build() {
+	[[ -n $TAG && ! -d $1 && -d ${1%"$TAG"} ]] || return 0
+	cp -a "${1%"$TAG"}" "$1"
+}
+
+W1_DIRS=(lib/ ipc/ kernel/time/)
 w1_build() {	# tree build-dir log
 	local b=$2
+	seed_build "$b"
 	mkdir -p "$b"
 	if [[ ! -e $b/.config ]]; then
 		make -C "$1" -s O="$b" defconfig >/dev/null || return 1
@@ -207,28 +222,34 @@ w1_build() {	# tree build-dir log
 	"$1/scripts/config" --file "$b/.config" --disable WERROR \
 		--enable TEST_RIDR
 	make -C "$1" -s O="$b" olddefconfig >/dev/null || return 1
-	# Compile every lib/ object again, so the log holds every warning of
-	# both trees, not just those of files changed since the last run
-	# (ccache replays a cached compiler's warnings on a hit).
-	find "$b/lib" -name '*.o' -delete 2>/dev/null
-	"${MAKE[@]}" -C "$1" -k O="$b" W=1 lib/ >"$3" 2>&1
+	# Compile every object of these directories again, so the log holds
+	# every warning of both trees, not just those of files changed since
+	# the last run (ccache replays a cached compiler's warnings on a hit).
+	local d
+	for d in "${W1_DIRS[@]}"; do
+		find "$b/$d" -name '*.o' -delete 2>/dev/null
+	done
+	"${MAKE[@]}" -C "$1" -k O="$b" W=1 "${W1_DIRS[@]}" >"$3" 2>&1
 }
 
-warnings_of() {	# log tree -> sorted unique warnings, tree path removed
-	grep -E 'warning:|error:' "$1" | sed "s#$2/##g" | sort -u
+# log tree -> sorted unique warnings, without the tree path and without
+# line:column (a patch that moves code must not make old warnings "new").
+warnings_of() {
+	grep -E 'warning:|error:' "$1" | sed -E "s#$2/##g; s/:[0-9]+:[0-9]+:/:/" |
+		sort -u
 }
 
 step_w1() {
-	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched
-	local bp=$CACHE/build/$1-pristine-w1 bq=$CACHE/build/$1-patched-w1 o
-	timed "$v W=1 lib/ pristine" w1_build "$src" "$bp" "$LOGS/$v-w1-pristine.log"
-	timed "$v W=1 lib/ patched" w1_build "$dst" "$bq" "$LOGS/$v-w1-patched.log"
+	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched$TAG
+	local bp=$CACHE/build/$1-pristine-w1$TAG bq=$CACHE/build/$1-patched-w1$TAG o
+	timed "$v W=1 ${W1_DIRS[*]} pristine" w1_build "$src" "$bp" "$LOGS/$v-w1-pristine.log"
+	timed "$v W=1 ${W1_DIRS[*]} patched" w1_build "$dst" "$bq" "$LOGS/$v-w1-patched.log"
 	for o in ridr.o test_ridr.o lockref.o; do
 		[[ -s $bq/lib/$o ]] || { echo "verify: lib/$o not built" >&2; return 1; }
 	done
 	warnings_of "$LOGS/$v-w1-pristine.log" "$src" >"$LOGS/$v-w1-pristine.warn"
 	warnings_of "$LOGS/$v-w1-patched.log" "$dst" >"$LOGS/$v-w1-patched.warn"
-	say "W=1 lib/ $v: pristine $(wc -l <"$LOGS/$v-w1-pristine.warn") warnings, patched $(wc -l <"$LOGS/$v-w1-patched.warn")"
+	say "W=1 ${W1_DIRS[*]} $v: pristine $(wc -l <"$LOGS/$v-w1-pristine.warn") warnings, patched $(wc -l <"$LOGS/$v-w1-patched.warn")"
 	if ! comm -13 "$LOGS/$v-w1-pristine.warn" "$LOGS/$v-w1-patched.warn" \
 		>"$LOGS/$v-w1-new.warn"; then
 		return 1
@@ -266,6 +287,7 @@ config_has() {
 tiny_build() {	# tree build-dir log fragment...
 	local t=$1 b=$2 log=$3 cfg line frag
 	shift 3
+	seed_build "$b"
 	mkdir -p "$b"
 	cfg=$(mktemp)
 	# Configure in a scratch build dir, install the .config only if it
@@ -290,9 +312,9 @@ tiny_build() {	# tree build-dir log fragment...
 # Build directory of boot config $2 ("debug" or "fast") for version $1.
 tiny_dir() {
 	if [[ $2 == debug ]]; then
-		echo "$CACHE/build/$1-patched-tiny"
+		echo "$CACHE/build/$1-patched-tiny$TAG"
 	else
-		echo "$CACHE/build/$1-patched-tiny-$2"
+		echo "$CACHE/build/$1-patched-tiny-$2$TAG"
 	fi
 }
 
@@ -300,7 +322,7 @@ step_tiny() {	# version config
 	local v=$1 c=$2 b frags=("$HERE/vm/tiny.config")
 	b=$(tiny_dir "$v" "$c")
 	[[ $c == debug ]] && frags+=("$HERE/vm/lockdep.config")
-	timed "$v tiny $c bzImage" tiny_build "$CACHE/trees/$v-patched" \
+	timed "$v tiny $c bzImage" tiny_build "$CACHE/trees/$v-patched$TAG" \
 		"$b" "$LOGS/$v-tiny-$c-build.log" "${frags[@]}" &&
 		[[ -s $b/arch/x86/boot/bzImage ]]
 }
@@ -347,7 +369,7 @@ step_boot_run() {	# version config
 	local v=$1 b rc
 	b=$(tiny_dir "$v" "$2")
 	BOOT_LOG=$LOGS/$v-$2-console.log
-	initramfs "$CACHE/trees/$v-patched" "$b/rk-initramfs.cpio" \
+	initramfs "$CACHE/trees/$v-patched$TAG" "$b/rk-initramfs.cpio" \
 		>>"$LOGS/$v-initramfs.log" 2>&1 || return 1
 	timed "$v $2 boot and tests under qemu" boot "$b/arch/x86/boot/bzImage" \
 		"$b/rk-initramfs.cpio" "$BOOT_LOG"
@@ -370,6 +392,9 @@ step_no_splat() {
 
 # ---------------------------------------------------------------------
 
+# Every Coccinelle rule against its .c/.res test (once, not per version).
+check "cocci-rules-tests" "$HERE/backport.py" test-rules \
+	>"$LOGS/cocci-rules.log" 2>&1
 for v in $VERSIONS; do
 	say "== Linux $v"
 	if ! timed "$v extract" pristine "$v"; then
@@ -385,7 +410,7 @@ for v in $VERSIONS; do
 	check "$v/refuses-unsupported-tree" step_refuses_unsupported "$v"
 	check "$v/checkpatch-0-errors" step_checkpatch "$v"
 	check "$v/kernel-doc-clean" step_kernel_doc "$v"
-	check "$v/W=1-lib-no-new-warnings" step_w1 "$v"
+	check "$v/W=1-lib-ipc-time-no-new-warnings" step_w1 "$v"
 	check "$v/tiny-debug-build" step_tiny "$v" debug || continue
 	[[ " $BOOT " == *" $v "* ]] || continue
 	if check "$v/tiny-fast-build" step_tiny "$v" fast; then
