@@ -81,9 +81,13 @@ def boots_line(m):
         return "- boots: not recorded"
     loads = [x["host_load_1min"] for x in b]
     walls = [x["wall_seconds"] for x in b]
-    return (f"- host load (1 min) when each boot started: {min(loads):.1f}"
+    line = (f"- host load (1 min) when each boot started: {min(loads):.1f}"
             f"-{max(loads):.1f} on {m.get('host_cpus', '?')} host cpus; "
             f"{min(walls)}-{max(walls)} s per boot")
+    if max(loads) > m.get("host_cpus", 2) / 2:
+        line += (" **(busy host: figures with 2 or more threads mostly "
+                 "measure vCPU preemption; compare 1-thread rows only)**")
+    return line
 
 
 def markdown(meta, points):
