@@ -4,6 +4,7 @@
 #
 #   kernel-backport/bench.sh [--version 6.1] [--boots 3] [--seconds 1]
 #                            [--threads 1,2,4] [--workloads psem,pmsg,...]
+#   kernel-backport/bench.sh --self-check
 #
 #   1. scripts/setup.sh --kernel (installs what is missing);
 #   2. the pristine tree (extracted once into the cache), the current series
@@ -26,6 +27,10 @@
 #      patched/unpatched per workload and thread count, versions, series
 #      sha256, date, command), results.md (table) and results.png (chart).
 #
+# --self-check (seconds, no kernel, for CI): bash -n of the scripts,
+# rk_bench.c compiles with -Werror, and bench_report.py turns a synthetic
+# sample file into results.json/md.
+#
 # Progress goes to stderr; build logs and consoles to out/kernel/bench/logs/.
 # The figures are measured, never judged: the command fails (exit 1) only if
 # something did not run (setup, series, build, a boot that did not end by
@@ -44,6 +49,7 @@ BOOTS=3
 SECONDS_PER_POINT=1
 THREADS=1,2,4
 WORKLOADS=	# all of rk_bench's
+SELF_CHECK=0
 ARGS="$*"
 while (($#)); do
 	case $1 in
@@ -53,6 +59,7 @@ while (($#)); do
 	--threads) THREADS=${2:?}; shift 2 ;;
 	--workloads) WORKLOADS=${2:?}; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
+	--self-check) SELF_CHECK=1; shift ;;
 	*) usage >&2; exit 2 ;;
 	esac
 done
@@ -61,6 +68,28 @@ if [[ ! $BOOTS =~ ^[1-9][0-9]*$ || ! $SECONDS_PER_POINT =~ ^[0-9]*\.?[0-9]+$ ||
       ! $WORKLOADS =~ ^([a-z_]+(,[a-z_]+)*)?$ ]]; then
 	usage >&2
 	exit 2
+fi
+
+if ((SELF_CHECK)); then
+	d=$(mktemp -d)
+	bash -n "$0" && bash -n "$HERE/lib.sh" && bash -n "$HERE/vm/bench_init" &&
+		gcc -static -O2 -pthread -Wall -Wextra -Werror -o "$d/rk_bench" \
+			"$HERE/vm/rk_bench.c" &&
+		printf '%s\n' "patched 1 psem 2 110 110 1.0" \
+			"unpatched 1 psem 2 100 100 1.0" >"$d/s.tsv" &&
+		echo '{"version": "6.1", "series": ["0001-x.patch"],
+		       "series_sha256": "0123456789abcdef", "boots_per_kernel": 1,
+		       "seconds_per_point": 1, "qemu": "q", "date": "d",
+		       "ridr_kit_commit": "c", "command": "c",
+		       "kernels": {"unpatched": {"release": "r"},
+				   "patched": {"release": "r"}}}' >"$d/m.json" &&
+		"$HERE/bench_report.py" "$d/s.tsv" "$d/m.json" "$d" 2>/dev/null &&
+		grep -q '"ratio_patched_over_unpatched": 1.1' "$d/results.json" &&
+		grep -q '^| psem | 2 |' "$d/results.md"
+	rc=$?
+	rm -rf "$d"
+	echo "bench: self-check $([[ $rc -eq 0 ]] && echo passed || echo FAILED)" >&2
+	exit $rc
 fi
 
 OUT=$RK/out/kernel
