@@ -363,12 +363,173 @@ def test_rules():
     return 1 if bad or not rules else 0
 
 
+IPC_HELPERS = r"""
+/*
+ * ids->ipcs_ridr maps an ipc index to its kern_ipc_perm.
+ *
+ * Writers (ipc_addid(), ipc_rmid(), shm_destroy_orphaned(), namespace
+ * teardown) hold ids->rwsem for writing, which serializes them: they use
+ * the caller-serialized __ridr_*() functions, never the map's spinlock.
+ *
+ * Readers: ipc_obtain_object_idr() looks up under the caller's
+ * rcu_read_lock() alone (ridr_find(): no lock, no store to shared memory).
+ * What it finds stays valid until rcu_read_unlock(): a removed object is
+ * freed by ipc_rcu_putref() after a grace period, and ridr frees the nodes
+ * a removal empties after one as well.
+ *
+ * Holders of ids->rwsem may also look up outside RCU (/proc/sysvipc,
+ * SHM_INFO, free_ipcs(), ipc_search_maxidx()).  ridr's lookups are RCU
+ * readers (rcu_dereference(), checked by PROVE_RCU), so the _locked
+ * helpers enter a read-side section around the lookup only; the object
+ * stays valid after it because removing it needs ids->rwsem for writing.
+ */
+static inline struct kern_ipc_perm *ipc_find_locked(struct ipc_ids *ids,
+						    int idx)
+{
+	struct kern_ipc_perm *ipcp;
+
+	lockdep_assert_held(&ids->rwsem);
+	rcu_read_lock();
+	ipcp = ridr_find(&ids->ipcs_ridr, idx);
+	rcu_read_unlock();
+	return ipcp;
+}
+
+/* idr_get_next() for ipc: the first object at an index >= *@idx. */
+static inline struct kern_ipc_perm *ipc_get_next_locked(struct ipc_ids *ids,
+							int *idx)
+{
+	struct kern_ipc_perm *ipcp;
+	unsigned long i = *idx;
+
+	lockdep_assert_held(&ids->rwsem);
+	if (*idx < 0)
+		return NULL;
+	rcu_read_lock();
+	ipcp = ridr_get_next(&ids->ipcs_ridr, &i);
+	rcu_read_unlock();
+	/* Indexes are below ipc_mni, so i fits an int. */
+	if (ipcp)
+		*idx = i;
+	return ipcp;
+}
+
+/*
+ * idr_for_each() for ipc.  @fn may remove the entry it is given (the
+ * caller then holds ids->rwsem for writing): each step looks up the next
+ * index afresh.
+ */
+static inline int ipc_for_each(struct ipc_ids *ids,
+			       int (*fn)(int id, void *p, void *data),
+			       void *data)
+{
+	struct kern_ipc_perm *ipcp;
+	int idx = 0, ret;
+
+	while ((ipcp = ipc_get_next_locked(ids, &idx))) {
+		ret = fn(idx, ipcp, data);
+		if (ret)
+			return ret;
+		idx++;
+	}
+	return 0;
+}
+
+/* idr_remove() for ipc: the entry removed, or NULL. */
+static inline struct kern_ipc_perm *ipc_remove_idx(struct ipc_ids *ids,
+						   int idx)
+{
+	void *old;
+
+	lockdep_assert_held_write(&ids->rwsem);
+	if (__ridr_remove(&ids->ipcs_ridr, idx, &old))
+		return NULL;
+	return old;
+}
+
+/*
+ * idr_alloc() and idr_alloc_cyclic() for ipc: an index in [@start, @end)
+ * for @new, or -ENOSPC, -ENOMEM (-EINVAL for a negative @start).  Called
+ * by ipc_addid() under ids->rwsem (write) and new->lock, so it must not
+ * sleep: nodes come from @pl (ridr_preload() before new->lock), what is
+ * missing is allocated with GFP_NOWAIT.  The cyclic cursor is the map's
+ * own, as idr_next was the IDR's.
+ */
+static inline int __ipc_alloc_idx(struct ipc_ids *ids,
+				  struct kern_ipc_perm *new, int start,
+				  int end, struct ridr_preload *pl,
+				  bool cyclic)
+{
+	unsigned long idx;
+	int err;
+
+	lockdep_assert_held_write(&ids->rwsem);
+	if (start < 0)
+		return -EINVAL;
+	if (start >= end)
+		return -ENOSPC;
+	if (cyclic)
+		err = __ridr_alloc_cyclic(&ids->ipcs_ridr, new, start, end - 1,
+					  &idx, pl);
+	else
+		err = __ridr_alloc(&ids->ipcs_ridr, new, start, end - 1, &idx,
+				   pl);
+	return err ? err : idx;
+}
+
+static inline int ipc_alloc_idx(struct ipc_ids *ids,
+				struct kern_ipc_perm *new, int start, int end,
+				struct ridr_preload *pl)
+{
+	return __ipc_alloc_idx(ids, new, start, end, pl, false);
+}
+
+static inline int ipc_alloc_idx_cyclic(struct ipc_ids *ids,
+				       struct kern_ipc_perm *new, int start,
+				       int end, struct ridr_preload *pl)
+{
+	return __ipc_alloc_idx(ids, new, start, end, pl, true);
+}
+"""
+
+IPC_C = ["ipc/util.c", "ipc/namespace.c", "ipc/shm.c", "ipc/msg.c",
+         "ipc/sem.c"]
+
+
+def patch3(files, tree):
+    """ipc: struct ipc_ids on a ridr (Coccinelle rules 30-33)."""
+    cocci(tree, "30-ipc-ids-struct.cocci", ["include/linux/ipc_namespace.h"])
+    cocci(tree, "31-ipc-alloc.cocci", ["ipc/util.c"])
+    cocci(tree, "32-ipc-lookup.cocci",
+          ["ipc/util.c", "ipc/namespace.c", "ipc/shm.c"])
+    cocci(tree, "33-ipc-remove.cocci",
+          ["ipc/util.c", "ipc/msg.c", "ipc/sem.c", "ipc/shm.c"])
+    # A comment the rules cannot reach names the function it relies on.
+    tree["ipc/util.c"] = sub_exact(
+        tree["ipc/util.c"], "inside idr_replace, as part of",
+        "inside __ridr_replace(), as part of", 1, "ipc/util.c")
+    tree["ipc/util.h"] = insert_after(
+        tree["ipc/util.h"],
+        "struct kern_ipc_perm *ipc_obtain_object_idr(struct ipc_ids *ids, "
+        "int id);\n", IPC_HELPERS, "ipc/util.h")
+    tree["init/Kconfig"] = insert_after(
+        tree["init/Kconfig"], 'config SYSVIPC\n\tbool "System V IPC"\n',
+        "\tselect RIDR\n", "init/Kconfig")
+    forbid(tree, IPC_C + ["include/linux/ipc_namespace.h"],
+           r"\bidr_\w+\(|\bipcs_idr\b|\bstruct idr\b|<linux/idr\.h>",
+           "ipc on ridr")
+    # An index dropped by an isomorphism (see the rules) would compile.
+    forbid(tree, IPC_C, r"->ids->ipcs_ridr", "ipc on ridr")
+
+
 # (commit message file, function, files it modifies)
 PATCHES = [
     ("0001-lib-ridr.txt", patch1,
      ["lib/Kconfig", "lib/Kconfig.debug", "lib/Makefile"]),
     ("0002-lockref.txt", patch2,
      ["lib/lockref.c", "include/linux/lockref.h"]),
+    ("0003-ipc-ridr.txt", patch3,
+     ["include/linux/ipc_namespace.h", "ipc/util.h", "init/Kconfig"] + IPC_C),
 ]
 READ_FILES += [f for _, _, files in PATCHES for f in files
                if f not in READ_FILES]

@@ -5,7 +5,9 @@
  * Exercises the kernel paths the ridr-kit series touches or will touch:
  *  - SysV sem/msg/shm: create, use, remove, create again (indexes are
  *    allocated cyclically, so the removed id is not handed out again at
- *    once), and the ids listed in /proc/sysvipc/{sem,msg,shm};
+ *    once), and the ids listed in /proc/sysvipc/{sem,msg,shm}; SHM_INFO,
+ *    kernel.shm_rmid_forced destroying an orphaned segment, and the
+ *    teardown of an ipc namespace that still holds objects;
  *  - POSIX timers: ids start at 0 in every process, are per process,
  *    are not reused right away after timer_delete(), and many timers per
  *    process with create/delete churn from several threads work;
@@ -19,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +145,88 @@ static void test_sysv(void)
 			ok &= msgctl(ids[i], IPC_RMID, NULL) == 0;
 		check(ok, "msg_500_create_remove", NULL);
 	}
+}
+
+/*
+ * Paths of ipc that look objects up with ids->rwsem held (not under the
+ * caller's RCU) or remove them while iterating: SHM_INFO (shm_get_stat),
+ * kernel.shm_rmid_forced (shm_destroy_orphaned), and the teardown of an
+ * ipc namespace that still holds objects (free_ipcs, *_exit_ns).
+ */
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+/* In a child: a new ipc namespace, objects left in it at exit. */
+static int ipc_ns_child(void)
+{
+	struct { long type; char text[8]; } msg = { 1, "ns" };
+	int i, q, first;
+
+	if (unshare(CLONE_NEWIPC))
+		return 10;
+	/* A fresh namespace starts at index 0, sequence 0. */
+	first = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	if (first != 0)
+		return 11;
+	if (msgsnd(first, &msg, sizeof(msg.text), 0))
+		return 12;
+	for (i = 0; i < 64; i++) {
+		q = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+		if (q < 0 || semget(IPC_PRIVATE, 2, IPC_CREAT | 0600) < 0 ||
+		    shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600) < 0)
+			return 13;
+		if (i % 3 == 0 && msgctl(q, IPC_RMID, NULL))
+			return 14;
+	}
+	return 0;	/* exit: the namespace dies with 150 objects in it */
+}
+
+static void test_sysv_locked_paths(void)
+{
+	struct shm_info si;
+	struct shmid_ds ds;
+	char detail[128];
+	int a, b, max, status = -1;
+	pid_t pid;
+
+	a = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	b = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	max = shmctl(0, SHM_INFO, (struct shmid_ds *)&si);
+	snprintf(detail, sizeof(detail), "(ids %d %d, max index %d, used %d)",
+		 a, b, max, si.used_ids);
+	check(a >= 0 && b >= 0 && si.used_ids == 2 && max == (b & 0x7fff),
+	      "shm_info", detail);
+	shmctl(a, IPC_RMID, NULL);
+	shmctl(b, IPC_RMID, NULL);
+
+	/* An orphaned segment goes when shm_rmid_forced is switched on. */
+	pid = fork();
+	if (pid == 0)
+		_exit(shmget(0x5244, 4096, IPC_CREAT | 0600) < 0);
+	waitpid(pid, &status, 0);
+	a = shmget(0x5244, 0, 0);
+	check(status == 0 && a >= 0 && shmctl(a, IPC_STAT, &ds) == 0,
+	      "shm_orphan_kept", NULL);
+	check(write_file("/proc/sys/kernel/shm_rmid_forced", "1\n") == 0 &&
+	      shmctl(a, IPC_STAT, &ds) == -1 && errno == EINVAL,
+	      "shm_rmid_forced_destroys_orphan", NULL);
+	write_file("/proc/sys/kernel/shm_rmid_forced", "0\n");
+
+	pid = fork();
+	if (pid == 0)
+		_exit(ipc_ns_child());
+	waitpid(pid, &status, 0);
+	snprintf(detail, sizeof(detail), "(child status %d)",
+		 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "ipc_namespace_teardown_with_objects", detail);
 }
 
 /*
@@ -302,6 +387,7 @@ static void test_lockref(void)
 int main(void)
 {
 	test_sysv();
+	test_sysv_locked_paths();
 	test_timers();
 	test_lockref();
 	printf("rk_smoke: %d passed, %d failed\n", passed, failed);
