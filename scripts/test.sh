@@ -70,6 +70,11 @@ if [[ $RK_KERNEL != 0 ]]; then
 		echo "test.sh: kernel-backport/verify.sh wrote no counts" >&2
 		extra_failed=$((extra_failed + 1))
 	fi
+	# The in-VM benchmark harness, without kernels (seconds; the
+	# benchmarks themselves are run by hand: docs/kernel.md, step 4).
+	if ! kernel-backport/bench.sh --self-check; then
+		extra_failed=$((extra_failed + 1))
+	fi
 fi
 
 # Further suites append "passed failed" pairs here.

@@ -1,0 +1,124 @@
+# Shell functions shared by verify.sh and bench.sh (sourced, not run).
+#
+# The caller sets RK (the checkout), OUT (its out/kernel), and may set
+# RK_PROG (the name in messages, default "verify").  This file sets HERE,
+# CACHE (from $RK_KERNEL_CACHE, default /var/cache/ridr-kit) and TAG (from
+# $RK_KERNEL_TAG: "-tag" or empty); rk_cache_init creates the cache
+# directories and sets CCACHE_DIR (unless set) and MAKE (nice, -j$(nproc),
+# CC="ccache gcc").
+#
+# Layout of $CACHE: src/linux-source-V (pristine, extracted once, never
+# modified), trees/V-patched$TAG (the current series applied; rebuilt only
+# when the series changes), build/<name>$TAG (build directories, kept warm;
+# a tagged one starts as a copy of the untagged one), ccache/.
+
+HERE=$RK/kernel-backport
+CACHE=${RK_KERNEL_CACHE:-/var/cache/ridr-kit}
+TAG=${RK_KERNEL_TAG:+-$RK_KERNEL_TAG}
+RK_PROG=${RK_PROG:-verify}
+
+rk_cache_init() {
+	mkdir -p "$CACHE"/{src,trees,build,ccache}
+	export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+	ccache -M 8G >/dev/null 2>&1
+	MAKE=(nice -n 10 make -j"$(nproc)" CC="ccache gcc")
+}
+
+# Pristine tree of version $1, extracted once (atomically: into a
+# temporary directory, renamed when complete).
+pristine() {
+	local v=$1 dst=$CACHE/src/linux-source-$1 tmp
+	if [[ ! -e $dst/.rk-extracted ]]; then
+		rm -rf "$dst" "$dst.tmp"
+		tmp=$dst.tmp
+		mkdir -p "$tmp"
+		tar -xf "/usr/src/linux-source-$v.tar.xz" -C "$tmp" || return 1
+		mv "$tmp/linux-source-$v" "$dst" && rmdir "$tmp" &&
+			touch "$dst/.rk-extracted"
+	fi
+}
+
+# The patched copy for the current series; rebuilt only when the series
+# changes (its sha256 is the stamp), so build directories stay warm.
+patched_tree() {
+	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched$TAG
+	local sum p
+	sum=$(cat "$OUT/$v/"0*.patch | sha256sum | cut -d' ' -f1)
+	if [[ -e $dst/.rk-series && $(cat "$dst/.rk-series") == "$sum" ]]; then
+		return 0
+	fi
+	rm -rf "$dst" "$dst.tmp"
+	cp -a "$src" "$dst.tmp" || return 1
+	rm -f "$dst.tmp/.rk-extracted"
+	while read -r p; do
+		(cd "$dst.tmp" && git apply "$OUT/$v/$p") || {
+			echo "$RK_PROG: $p does not apply in sequence" >&2
+			return 1
+		}
+	done <"$OUT/$v/series"
+	echo "$sum" >"$dst.tmp/.rk-series"
+	mv "$dst.tmp" "$dst"
+}
+
+# Generate the current series for version $1 into $OUT/$1 (0001-*.patch,
+# series, ridr-kit-$1.patch); backport.py's stderr goes to $2.
+generate_series() {
+	"$HERE/backport.py" generate --tree "$CACHE/src/linux-source-$1" \
+		--out "$OUT/$1" 2>>"$2"
+}
+
+# seed_build DIR: a tagged build directory starts as a copy of the
+# untagged one (timestamps kept), so make rebuilds only what differs.
+seed_build() {
+	[[ -n $TAG && ! -d $1 && -d ${1%"$TAG"} ]] || return 0
+	cp -a "${1%"$TAG"}" "$1"
+}
+
+# config_has TREE CONFIG LINE: the fragment line (CONFIG_X=v or "# CONFIG_X
+# is not set") holds in CONFIG.  A symbol this kernel does not define is
+# skipped with a note (6.12 replaced BASE_FULL by BASE_SMALL: the fragment
+# names both); any other mismatch means Kconfig dropped it: fail.
+config_has() {
+	local t=$1 c=$2 line=$3 sym
+	if [[ $line =~ ^CONFIG_([A-Za-z0-9_]+)= ]]; then
+		sym=${BASH_REMATCH[1]}
+		grep -qx "$line" "$c" && return 0
+	elif [[ $line =~ ^#\ CONFIG_([A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+		sym=${BASH_REMATCH[1]}
+		# Not =y (6.1's BASE_SMALL is an int derived from BASE_FULL: 0).
+		grep -q "^CONFIG_$sym=y" "$c" || return 0
+	else
+		return 0
+	fi
+	if ! grep -rqE "^(menu)?config $sym\$" --include='Kconfig*' "$t"; then
+		echo "$RK_PROG: $sym does not exist in this kernel: skipped" >&2
+		return 0
+	fi
+	echo "$RK_PROG: '$line' did not survive olddefconfig" >&2
+	return 1
+}
+
+tiny_build() {	# tree build-dir log fragment...
+	local t=$1 b=$2 log=$3 cfg line frag
+	shift 3
+	seed_build "$b"
+	mkdir -p "$b"
+	cfg=$(mktemp)
+	# Configure in a scratch build dir, install the .config only if it
+	# changed, so a rerun rebuilds nothing it does not have to.
+	make -C "$t" -s O="$b.cfg" tinyconfig >/dev/null || return 1
+	"$t/scripts/kconfig/merge_config.sh" -m -O "$b.cfg" "$b.cfg/.config" \
+		"$@" >/dev/null || return 1
+	make -C "$t" -s O="$b.cfg" olddefconfig >/dev/null || return 1
+	for frag in "$@"; do
+		while read -r line; do
+			config_has "$t" "$b.cfg/.config" "$line" || return 1
+		done <"$frag"
+	done
+	if ! cmp -s "$b.cfg/.config" "$b/.config"; then
+		cp "$b.cfg/.config" "$b/.config"
+	fi
+	rm -rf "$b.cfg" "$cfg"
+	"${MAKE[@]}" -C "$t" O="$b" olddefconfig >/dev/null &&
+		"${MAKE[@]}" -C "$t" O="$b" bzImage >"$log" 2>&1
+}

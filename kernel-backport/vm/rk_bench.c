@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rk_bench.c - benchmarks run inside the bench VM (static, as root), the
+ * same binary on the unpatched and on the patched kernel (bench.sh).
+ *
+ * The kernel-side counterparts of benchmarks/history_bench.c, with real
+ * system calls, so the id lookups the ridr-kit series converts are on the
+ * hot path:
+ *
+ *   psem            2008 psem: pairs of threads bounce a token through
+ *                   their own SysV semaphore set (2 semaphores: A waits on
+ *                   0 and posts 1, B the reverse); semop() looks the set
+ *                   up by id every time.  Counts completed waits.
+ *   pmsg            2008 pmsg: the same with a SysV message queue per pair
+ *                   (message type 1 one way, 2 the other; msgsnd() and
+ *                   msgrcv()).  Counts received messages.
+ *   timer_gettime   2011 posix-timers storm (16 threads: 78 s on the
+ *                   global idr lock, 3.3 s with RCU): every thread owns 16
+ *                   armed SIGEV_NONE timers of the same process and calls
+ *                   timer_gettime() on them in turn.  Counts calls.
+ *   timer_churn     2025 upstream posix-timers harness: every thread of one
+ *                   process creates and deletes a timer in a loop.  Counts
+ *                   create+delete pairs.
+ *   timer_churn_proc  the same with one process per "thread" (per-process
+ *                   id maps: nothing shared but the allocator).
+ *   dcache_open     open()+close() of the same file by every thread: the
+ *                   dentry's lockref (patch 2) is taken and dropped.
+ *
+ * Thread i runs on cpu i % ncpus (pairs: A on one vCPU, B on the other),
+ * so a placement choice of the scheduler does not change the figure from
+ * one boot to the next.  Each point: a short warm-up, then the workload
+ * for a fixed time; the operations counted in that time divided by the
+ * measured time give one line
+ *
+ *   RK-BENCH <workload> <threads> <ops_per_sec> <ops> <seconds>
+ *
+ * (threads = 2 x pairs for psem and pmsg).  Errors: "RK-BENCH-ERROR ...",
+ * exit 1.  Usage: rk_bench [-s seconds] [-t "1 2 4"] [workload...]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREADS 64
+#define TIMERS_PER_THREAD 16
+#define BENCH_FILE "/tmp/rk_bench_file"
+
+static int errors;
+
+static void fail(const char *what, int err)
+{
+	printf("RK-BENCH-ERROR %s: %s\n", what, strerror(err));
+	fflush(stdout);
+	__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void pin(int i)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)(i % (n > 0 ? n : 1)), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Raw syscalls: the kernel's int timer ids, as in rk_smoke.c. */
+static int k_timer_create(int *id)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+
+	return (int)syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, id);
+}
+
+static int k_timer_settime(int id, const struct itimerspec *its)
+{
+	return (int)syscall(SYS_timer_settime, id, 0, its, NULL);
+}
+
+static int k_timer_gettime(int id, struct itimerspec *cur)
+{
+	return (int)syscall(SYS_timer_gettime, id, cur);
+}
+
+static int k_timer_delete(int id)
+{
+	return (int)syscall(SYS_timer_delete, id);
+}
+
+union semun {
+	int val;
+	struct semid_ds *buf;
+	unsigned short *array;
+};
+
+struct msg {
+	long type;
+	char text[8];
+};
+
+/*
+ * One run: @stop is set by the main thread when the time is up (and the
+ * ipc objects are then removed, which wakes a side still blocked in
+ * semop()/msgrcv() with EIDRM/EINVAL).  @ops counts what completed.
+ */
+struct run {
+	int stop;
+	int go;
+	int ready;
+	int ipc[MAX_THREADS / 2];	/* per pair: sem set or queue id */
+	uint64_t ops[MAX_THREADS];	/* written by thread i only */
+};
+
+struct arg {
+	struct run *run;
+	int i;
+};
+
+static int stopped(struct run *r)
+{
+	/* Relaxed: only tells the loop to end; the count is read after join. */
+	return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+}
+
+/* Every thread checks in, then waits for the start signal. */
+static void start_line(struct run *r)
+{
+	__atomic_add_fetch(&r->ready, 1, __ATOMIC_ACQ_REL);
+	while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void *psem_thread(void *p)
+{
+	struct arg *a = p;
+	struct run *r = a->run;
+	int id = r->ipc[a->i / 2], side = a->i % 2;
+	struct sembuf wait = { .sem_num = (unsigned short)side, .sem_op = -1 };
+	struct sembuf post = { .sem_num = (unsigned short)!side, .sem_op = 1 };
+	uint64_t n = 0;
+
+	pin(a->i);
+	start_line(r);
+	while (!stopped(r)) {
+		if (semop(id, &wait, 1)) {
+			if (!stopped(r))
+				fail("psem semop wait", errno);
+			break;
+		}
+		n++;
+		if (semop(id, &post, 1)) {
+			if (!stopped(r))
+				fail("psem semop post", errno);
+			break;
+		}
+	}
+	r->ops[a->i] = n;
+	return NULL;
+}
+
+static void *pmsg_thread(void *p)
+{
+	struct arg *a = p;
+	struct run *r = a->run;
+	int id = r->ipc[a->i / 2], side = a->i % 2;
+	struct msg out = { .type = 2 - side, .text = "ridr" }, in;
+	uint64_t n = 0;
+
+	pin(a->i);
+	start_line(r);
+	while (!stopped(r)) {
+		if (msgrcv(id, &in, sizeof(in.text), side + 1, 0) < 0) {
+			if (!stopped(r))
+				fail("pmsg msgrcv", errno);
+			break;
+		}
+		n++;
+		if (msgsnd(id, &out, sizeof(out.text), 0)) {
+			if (!stopped(r))
+				fail("pmsg msgsnd", errno);
+			break;
+		}
+	}
+	r->ops[a->i] = n;
+	return NULL;
+}
+
+static void *gettime_thread(void *p)
+{
+	struct arg *a = p;
+	struct run *r = a->run;
+	struct itimerspec its = { .it_value = { 1000, 0 },
+				  .it_interval = { 1000, 0 } }, cur;
+	int t[TIMERS_PER_THREAD], k, ok = 1;
+	uint64_t n = 0;
+
+	pin(a->i);
+	for (k = 0; k < TIMERS_PER_THREAD; k++) {
+		if (k_timer_create(&t[k]) || k_timer_settime(t[k], &its)) {
+			fail("timer_gettime setup", errno);
+			ok = 0;
+			t[k] = -1;
+		}
+	}
+	start_line(r);
+	for (k = 0; ok && !stopped(r); k = (k + 1) % TIMERS_PER_THREAD) {
+		if (k_timer_gettime(t[k], &cur)) {
+			fail("timer_gettime", errno);
+			break;
+		}
+		n++;
+	}
+	for (k = 0; k < TIMERS_PER_THREAD; k++)
+		if (t[k] >= 0)
+			k_timer_delete(t[k]);
+	r->ops[a->i] = n;
+	return NULL;
+}
+
+static uint64_t churn_loop(struct run *r)
+{
+	uint64_t n = 0;
+	int t;
+
+	while (!stopped(r)) {
+		if (k_timer_create(&t)) {
+			fail("timer_create", errno);
+			break;
+		}
+		if (k_timer_delete(t)) {
+			fail("timer_delete", errno);
+			break;
+		}
+		n++;
+	}
+	return n;
+}
+
+static void *churn_thread(void *p)
+{
+	struct arg *a = p;
+
+	pin(a->i);
+	start_line(a->run);
+	a->run->ops[a->i] = churn_loop(a->run);
+	return NULL;
+}
+
+static void *open_thread(void *p)
+{
+	struct arg *a = p;
+	struct run *r = a->run;
+	uint64_t n = 0;
+	int fd;
+
+	pin(a->i);
+	start_line(r);
+	while (!stopped(r)) {
+		fd = open(BENCH_FILE, O_RDONLY);
+		if (fd < 0 || close(fd)) {
+			fail("dcache_open", errno);
+			break;
+		}
+		n++;
+	}
+	r->ops[a->i] = n;
+	return NULL;
+}
+
+enum kind { K_PAIRS_SEM, K_PAIRS_MSG, K_THREADS, K_PROCS };
+
+static const struct workload {
+	const char *name;
+	enum kind kind;
+	void *(*fn)(void *);
+} workloads[] = {
+	{ "psem", K_PAIRS_SEM, psem_thread },
+	{ "pmsg", K_PAIRS_MSG, pmsg_thread },
+	{ "timer_gettime", K_THREADS, gettime_thread },
+	{ "timer_churn", K_THREADS, churn_thread },
+	{ "timer_churn_proc", K_PROCS, NULL },
+	{ "dcache_open", K_THREADS, open_thread },
+};
+
+/* Create the ipc objects of @pairs pairs and put the first token in. */
+static int ipc_setup(struct run *r, enum kind kind, int pairs)
+{
+	struct msg first = { .type = 1, .text = "ridr" };
+	struct sembuf post = { .sem_num = 0, .sem_op = 1 };
+	int p;
+
+	for (p = 0; p < pairs; p++) {
+		if (kind == K_PAIRS_SEM) {
+			r->ipc[p] = semget(IPC_PRIVATE, 2, IPC_CREAT | 0600);
+			if (r->ipc[p] < 0 || semop(r->ipc[p], &post, 1))
+				return -1;
+		} else {
+			r->ipc[p] = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+			if (r->ipc[p] < 0 ||
+			    msgsnd(r->ipc[p], &first, sizeof(first.text), 0))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static void ipc_remove(struct run *r, enum kind kind, int pairs)
+{
+	int p;
+
+	for (p = 0; p < pairs; p++) {
+		if (kind == K_PAIRS_SEM)
+			semctl(r->ipc[p], 0, IPC_RMID, (union semun){ 0 });
+		else
+			msgctl(r->ipc[p], IPC_RMID, NULL);
+	}
+}
+
+/*
+ * Run @w with @n threads (processes for K_PROCS) for @secs; returns the
+ * operations per second, *@ops the count and *@elapsed the measured time.  @r lives in shared memory so
+ * that forked children see @stop and report their counts.
+ */
+static double run_point(const struct workload *w, int n, double secs,
+			uint64_t *ops, double *elapsed)
+{
+	struct run *r;
+	pthread_t th[MAX_THREADS];
+	struct arg args[MAX_THREADS];
+	pid_t pids[MAX_THREADS];
+	double t0, t1;
+	int i, pairs = n / 2;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED) {
+		fail("mmap", errno);
+		return 0;
+	}
+	memset(r, 0, sizeof(*r));
+	if ((w->kind == K_PAIRS_SEM || w->kind == K_PAIRS_MSG) &&
+	    ipc_setup(r, w->kind, pairs)) {
+		fail("ipc setup", errno);
+		munmap(r, sizeof(*r));
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		args[i] = (struct arg){ .run = r, .i = i };
+		if (w->kind == K_PROCS) {
+			pids[i] = fork();
+			if (pids[i] == 0) {
+				pin(i);
+				start_line(r);
+				r->ops[i] = churn_loop(r);
+				_exit(0);
+			}
+			if (pids[i] < 0)
+				fail("fork", errno);
+		} else if (pthread_create(&th[i], NULL, w->fn, &args[i])) {
+			fail("pthread_create", EAGAIN);
+		}
+	}
+	while (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) < n && !errors)
+		usleep(1000);
+	t0 = now();
+	__atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
+	usleep((useconds_t)(secs * 1e6));
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+	t1 = now();
+	/* Wake a side blocked on its partner, which has stopped. */
+	if (w->kind == K_PAIRS_SEM || w->kind == K_PAIRS_MSG)
+		ipc_remove(r, w->kind, pairs);
+	for (i = 0; i < n; i++) {
+		if (w->kind == K_PROCS)
+			waitpid(pids[i], NULL, 0);
+		else
+			pthread_join(th[i], NULL);
+	}
+	*ops = 0;
+	*elapsed = t1 - t0;
+	for (i = 0; i < n; i++)
+		*ops += r->ops[i];
+	munmap(r, sizeof(*r));
+	return (double)*ops / (t1 - t0);
+}
+
+int main(int argc, char **argv)
+{
+	double secs = 1.0, rate, elapsed;
+	char threads[128] = "1 2 4", *tok, *save;
+	uint64_t ops;
+	size_t w;
+	int opt, fd, n, any;
+
+	while ((opt = getopt(argc, argv, "s:t:")) != -1) {
+		switch (opt) {
+		case 's':
+			secs = atof(optarg);
+			break;
+		case 't':
+			snprintf(threads, sizeof(threads), "%s", optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-s seconds] [-t \"1 2 4\"] "
+				"[workload...]\n", argv[0]);
+			return 2;
+		}
+	}
+	fd = open(BENCH_FILE, O_CREAT | O_WRONLY, 0644);
+	if (fd < 0 || close(fd)) {
+		fail("create " BENCH_FILE, errno);
+		return 1;
+	}
+	printf("RK-BENCH-CONFIG seconds=%g threads=%s cpus=%ld\n", secs,
+	       threads, sysconf(_SC_NPROCESSORS_ONLN));
+	for (w = 0; w < sizeof(workloads) / sizeof(workloads[0]); w++) {
+		const struct workload *wl = &workloads[w];
+		char list[128];
+		int i;
+
+		any = optind >= argc;
+		for (i = optind; i < argc; i++)
+			any |= !strcmp(argv[i], wl->name);
+		if (!any)
+			continue;
+		snprintf(list, sizeof(list), "%s", threads);
+		for (tok = strtok_r(list, " ,", &save); tok;
+		     tok = strtok_r(NULL, " ,", &save)) {
+			n = atoi(tok);
+			/* Ping-pong: n pairs, 2n threads. */
+			if (wl->kind == K_PAIRS_SEM || wl->kind == K_PAIRS_MSG)
+				n *= 2;
+			if (n < 1 || n > MAX_THREADS)
+				continue;
+			/* Warm-up (translation cache, slabs), not reported. */
+			run_point(wl, n, secs / 5, &ops, &elapsed);
+			rate = run_point(wl, n, secs, &ops, &elapsed);
+			printf("RK-BENCH %s %d %.0f %llu %.3f\n", wl->name, n,
+			       rate, (unsigned long long)ops, elapsed);
+			fflush(stdout);
+		}
+	}
+	unlink(BENCH_FILE);
+	return errors ? 1 : 0;
+}
