@@ -39,11 +39,15 @@ pristine() {
 }
 
 # The patched copy for the current series; rebuilt only when the series
-# changes (its sha256 is the stamp), so build directories stay warm.
+# changes (the sha256 of its patches is the stamp), so build directories
+# stay warm.  The Date: lines are left out of the stamp: they are the
+# ridr-kit commit's date, so every commit would otherwise re-copy the tree
+# and, since the copy gives the patched files new mtimes, rebuild most of
+# every kernel (patch 4 touches include/linux/sched/signal.h).
 patched_tree() {
 	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched$TAG
 	local sum p
-	sum=$(cat "$OUT/$v/"0*.patch | sha256sum | cut -d' ' -f1)
+	sum=$(cat "$OUT/$v/"0*.patch | grep -v '^Date: ' | sha256sum | cut -d' ' -f1)
 	if [[ -e $dst/.rk-series && $(cat "$dst/.rk-series") == "$sum" ]]; then
 		return 0
 	fi
