@@ -423,6 +423,21 @@ def patch4(files, tree):
     tree[fk] = sub_exact(
         tree[fk], ")))ridr_destroy(&sig->posix_timer_ids);",
         ")))\n\t\tridr_destroy(&sig->posix_timer_ids);", 1, fk)
+    tree[PT] = sub_exact(
+        tree[PT], " * Delete a timer if it is armed, remove it from the hash and"
+        " schedule it\n", " * Delete a timer if it is armed, remove its id from"
+        " the id map and schedule it\n", 1, PT)
+    if ver == (6, 1):
+        tree[PT] = sub_exact(
+            tree[PT], " * Management arrays for POSIX timers. Timers are now kept"
+            " in static hash table\n * with 512 entries.\n * Timer ids are"
+            " allocated by local routine, which selects proper hash head by\n"
+            " * key, constructed from current->signal address and per signal"
+            " struct counter.\n * This keeps timer ids unique per process, but"
+            " now they can intersect between\n * processes.\n",
+            " * Timer ids are per process: each signal_struct has its own id"
+            " map (see\n * posix_timer_add()), so ids are unique within a"
+            " process and can\n * intersect between processes.\n", 1, PT)
     if ver == (6, 12):
         for a, b in [
                 ("\t * The hash lookup and the timers are RCU protected.",

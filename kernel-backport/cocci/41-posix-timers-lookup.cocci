@@ -72,8 +72,9 @@ expression E, E1, E2, E3;
 + *    The entry is trusted only once its it_lock is held and its it_signal
 + *    is current->signal.
 + *  - Insertion, posix_timer_add(): ridr_alloc_cyclic() takes the map's own
-+ *    spinlock (per process; never taken with another lock held here) and
-+ *    allocates the nodes it needs outside it, GFP_KERNEL.
++ *    spinlock (per process; never nested in another spinlock, never taken
++ *    in interrupt context) and allocates the nodes it needs outside it,
++ *    GFP_KERNEL.
 + *  - Removal, posix_timer_unhash_and_free() / release_posix_timer():
 + *    ridr_remove() under the same spinlock; the timer is freed by call_rcu()
 + *    afterwards, and the nodes the removal empties are freed by ridr after
