@@ -193,6 +193,11 @@ step_checkpatch() {
 			./scripts/checkpatch.pl --strict --terse --show-types \
 				"$OUT/$v/$p") >"$LOGS/$v-checkpatch-${p:0:4}.log" 2>&1
 		line=$(grep -E '^total: ' "$LOGS/$v-checkpatch-${p:0:4}.log")
+		# --terse prints nothing at all, not even the total, for a
+		# patch with nothing to report.
+		if [[ -z $line && ! -s $LOGS/$v-checkpatch-${p:0:4}.log ]]; then
+			line="total: 0 errors, 0 warnings, 0 checks (clean)"
+		fi
 		say "checkpatch $v ${p:0:4}: $line"
 		[[ $line == "total: 0 errors,"* ]] || ok=1
 	done <"$OUT/$v/series"
