@@ -40,10 +40,14 @@
 /* ------------------------------------------------------------------ */
 /* C library words the portable core expects from <limits.h>           */
 
-/* The kernel has no <limits.h> CHAR_BIT; ridr.h sizes its tree with it. */
-#ifndef CHAR_BIT
-#define CHAR_BIT BITS_PER_BYTE
-#endif
+/*
+ * Bits in an unsigned long; ridr.h sizes its tree with it.  Not CHAR_BIT:
+ * the kernel has no <limits.h>, and a CHAR_BIT defined here would clash
+ * with kernel files that define their own without #ifndef (atomisp's
+ * type_support.h) once <linux/ridr.h> is included by a header as common
+ * as <linux/sched/signal.h>.
+ */
+#define RK_BITS_PER_LONG (sizeof(unsigned long) * BITS_PER_BYTE)
 
 /* ------------------------------------------------------------------ */
 /* Compiler hints and checks                                           */
@@ -160,7 +164,7 @@
 
 /*
  * A cache of same-size objects: a kmem_cache created by a core_initcall,
- * so ridr's 568-byte nodes pack 7 to a page instead of each taking a
+ * so ridr's 560-byte nodes pack 7 to a page instead of each taking a
  * kmalloc-1k slot (46% of it unused).  SLAB_PANIC because the core has no
  * way to run without it; it is created at boot, before any user of the
  * core can allocate (ipc and POSIX timers initialise later).

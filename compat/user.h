@@ -87,6 +87,10 @@ extern char rk_tsan_gp_token;
 #define rk_tsan_acquire(addr) do { } while (0)
 #endif
 
+/* Bits in an unsigned long (the kernel side says why this is not
+ * CHAR_BIT there). */
+#define RK_BITS_PER_LONG (sizeof(unsigned long) * CHAR_BIT)
+
 /* ------------------------------------------------------------------ */
 /* Compiler hints and checks                                           */
 

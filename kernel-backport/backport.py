@@ -293,6 +293,7 @@ COCCI = os.path.join(HERE, "cocci")
 def spatch(rule, path, out):
     """Run semantic patch @rule on C file @path, writing @out."""
     r = subprocess.run(["spatch", "--sp-file", rule, "--very-quiet",
+                        "--macro-file", os.path.join(COCCI, "macros.h"),
                         "--no-includes", "--no-show-diff", path, "-o", out],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
@@ -522,6 +523,102 @@ def patch3(files, tree):
     forbid(tree, IPC_C, r"->ids->ipcs_ridr", "ipc on ridr")
 
 
+# ---------------------------------------------------------------------------
+# Patch 4: POSIX timers on a per-process ridr
+
+PT = "kernel/time/posix-timers.c"
+PATCH4_FILES = ["include/linux/sched/signal.h", "include/linux/posix-timers.h",
+                PT, "kernel/fork.c", "init/init_task.c", "init/Kconfig"]
+
+
+def retab(old, new):
+    """Leading runs of 8 spaces -> tabs, on lines spatch wrote (not in @old)."""
+    seen = set(old.split("\n"))
+    out = []
+    for line in new.split("\n"):
+        if line not in seen:
+            m = re.match(r"^(\t*)((?: {8})+)", line)
+            if m:
+                line = (m.group(1) + "\t" * (len(m.group(2)) // 8)
+                        + line[m.end():])
+        out.append(line)
+    return "\n".join(out)
+
+
+def patch4(files, tree):
+    ver = kernel_version(files["Makefile"])[:2]
+    old = {p: tree[p] for p in PATCH4_FILES}
+    cocci(tree, "40-posix-timers-struct.cocci",
+          ["include/linux/sched/signal.h", "include/linux/posix-timers.h"])
+    cocci(tree, "41-posix-timers-lookup.cocci", [PT])
+    cocci(tree, "42-posix-timers-remove.cocci", [PT])
+    cocci(tree, "43-posix-timers-signal-init.cocci", ["kernel/fork.c"])
+    for p in PATCH4_FILES:
+        tree[p] = retab(old[p], tree[p])
+    # Not C code, or C that spatch does not parse whole (struct
+    # signal_struct, init_signals' initializer): exact-count text edits.
+    sig = "include/linux/sched/signal.h"
+    tree[sig] = sub_exact(
+        tree[sig], "\tunsigned int\t\tnext_posix_timer_id;\n",
+        "\t/*\n\t * Timer ids -> struct k_itimer (kernel/time/posix-timers.c):"
+        "\n\t * ridr_find() under rcu_read_lock(); writers take the map's own"
+        "\n\t * spinlock.  Its cursor is the next id to try.\n\t */\n"
+        "\tstruct ridr\t\tposix_timer_ids;\n", 1, sig)
+    pth = "include/linux/posix-timers.h"
+    tree[pth] = sub_exact(
+        tree[pth], " * @t_hash:\t\tEntry in the posix timer hash table\n", "",
+        1, pth)
+    it = "init/init_task.c"
+    initializer = {(6, 1): "\t.posix_timers = LIST_HEAD_INIT("
+                           "init_signals.posix_timers),\n",
+                   (6, 12): "\t.posix_timers\t= HLIST_HEAD_INIT,\n"}[ver]
+    tree[it] = insert_after(tree[it], initializer,
+                            "\t.posix_timer_ids = RIDR_INIT,\n", it)
+    tree["init/Kconfig"] = insert_after(
+        tree["init/Kconfig"],
+        'config POSIX_TIMERS\n\tbool "Posix Clocks & timers" if EXPERT\n'
+        "\tdefault y\n", "\tselect RIDR\n", "init/Kconfig")
+    fk = "kernel/fork.c"
+    tree[fk] = sub_exact(
+        tree[fk], ")))ridr_destroy(&sig->posix_timer_ids);",
+        ")))\n\t\tridr_destroy(&sig->posix_timer_ids);", 1, fk)
+    tree[PT] = sub_exact(
+        tree[PT], " * Delete a timer if it is armed, remove it from the hash and"
+        " schedule it\n", " * Delete a timer if it is armed, remove its id from"
+        " the id map and schedule it\n", 1, PT)
+    if ver == (6, 1):
+        tree[PT] = sub_exact(
+            tree[PT], " * Management arrays for POSIX timers. Timers are now kept"
+            " in static hash table\n * with 512 entries.\n * Timer ids are"
+            " allocated by local routine, which selects proper hash head by\n"
+            " * key, constructed from current->signal address and per signal"
+            " struct counter.\n * This keeps timer ids unique per process, but"
+            " now they can intersect between\n * processes.\n",
+            " * Timer ids are per process: each signal_struct has its own id"
+            " map (see\n * posix_timer_add()), so ids are unique within a"
+            " process and can\n * intersect between processes.\n", 1, PT)
+    if ver == (6, 12):
+        for a, b in [
+                ("\t * The hash lookup and the timers are RCU protected.",
+                 "\t * The ridr lookup and the timers are RCU protected."),
+                ("\t * Timers are added to the hash in invalid state where",
+                 "\t * Timers are added to the ridr in invalid state where"),
+                ("\t *  3) Remove from the hash under hash_lock\n",
+                 "\t *  3) Remove the id from the process' ridr\n"),
+                ("\t * Add the timer to the hash table. The timer is not yet",
+                 "\t * Add the timer to the id map. The timer is not yet"),
+                ("/* This makes the timer valid in the hash table */",
+                 "/* This makes the timer valid in the id map */"),
+                ("\t * here as nothing can access the timer anymore legitimately"
+                 " via\n\t * the hash table.",
+                 "\t * here as nothing can access the timer anymore legitimately"
+                 " via\n\t * the id map.")]:
+            tree[PT] = sub_exact(tree[PT], a, b, 1, PT)
+    forbid(tree, PATCH4_FILES, r"\bhash_lock\b|posix_timers_hashtable|"
+           r"\bt_hash\b|next_posix_timer_id|posix_timer_by_id|"
+           r"__posix_timers_find", "posix-timers")
+
+
 # (commit message file, function, files it modifies)
 PATCHES = [
     ("0001-lib-ridr.txt", patch1,
@@ -530,6 +627,7 @@ PATCHES = [
      ["lib/lockref.c", "include/linux/lockref.h"]),
     ("0003-ipc-ridr.txt", patch3,
      ["include/linux/ipc_namespace.h", "ipc/util.h", "init/Kconfig"] + IPC_C),
+    ("0004-posix-timers-ridr.txt", patch4, PATCH4_FILES),
 ]
 READ_FILES += [f for _, _, files in PATCHES for f in files
                if f not in READ_FILES]

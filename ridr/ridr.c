@@ -49,7 +49,7 @@
 #include "compat/compat.h"
 
 #define RIDR_MASK (RIDR_SLOTS - 1)
-#define RIDR_ID_BITS (sizeof(unsigned long) * CHAR_BIT)
+#define RIDR_ID_BITS RK_BITS_PER_LONG
 
 /*
  * Readers touch @shift and @slots only.  The writer-only fields, updated

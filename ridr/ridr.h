@@ -60,8 +60,7 @@ extern "C" {
 #define RIDR_MAX_ID ULONG_MAX
 /* Levels of a tree that holds RIDR_MAX_ID (11 with 64-bit longs). */
 #define RIDR_MAX_LEVELS \
-	((unsigned int)((sizeof(unsigned long) * CHAR_BIT + RIDR_SHIFT - 1) / \
-			RIDR_SHIFT))
+	((unsigned int)((RK_BITS_PER_LONG + RIDR_SHIFT - 1) / RIDR_SHIFT))
 /* Nodes one insertion may need: grow from height 1 to the top and build
  * the new path below the top.
  */

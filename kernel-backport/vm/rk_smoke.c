@@ -8,9 +8,12 @@
  *    once), and the ids listed in /proc/sysvipc/{sem,msg,shm}; SHM_INFO,
  *    kernel.shm_rmid_forced destroying an orphaned segment, and the
  *    teardown of an ipc namespace that still holds objects;
- *  - POSIX timers: ids start at 0 in every process, are per process,
- *    are not reused right away after timer_delete(), and many timers per
- *    process with create/delete churn from several threads work;
+ *  - POSIX timers: ids start at 0 in every process, are per process
+ *    (two processes hold the same id independently; a child inherits
+ *    none), are not reused right away after timer_delete(), deleted,
+ *    negative and unallocated ids give EINVAL, and many timers per
+ *    process with create/delete churn from several threads work while
+ *    other threads timer_gettime() a live timer;
  *  - lockref (dcache): several threads stat()/open()/close() the same
  *    paths, so d_lockref is taken and dropped concurrently.
  *
@@ -20,6 +23,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -271,8 +275,79 @@ static int first_timer_id_in_child(void)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Two processes hold a timer with the same id and neither sees the
+ * other's: the parent's @parent_id is not inherited by a child, the
+ * child's first timer is id 0 while the parent's id 0 is long deleted,
+ * and each reads back its own setting.  0 on success.
+ */
+static int timers_are_per_process(int parent_id)
+{
+	int go[2], done[2], status, ok = 1;
+	struct itimerspec cur;
+	pid_t pid;
+	char c;
+
+	if (pipe(go) || pipe(done))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct itimerspec its = { .it_value = { 200, 0 } };
+		int t;
+
+		/* Not inherited: the parent's id means nothing here. */
+		if (k_timer_gettime(parent_id, &cur) != -1 || errno != EINVAL)
+			_exit(1);
+		t = new_timer();
+		if (t != 0 || k_timer_settime(t, &its))
+			_exit(2);
+		c = 'x';
+		if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+			_exit(3);
+		/* Still ours, with our setting, after the parent looked. */
+		if (k_timer_gettime(t, &cur) || cur.it_value.tv_sec <= 100)
+			_exit(4);
+		_exit(k_timer_delete(t) ? 5 : 0);
+	}
+	if (pid < 0 || read(go[0], &c, 1) != 1)
+		return -1;
+	/* The child's id 0 is live; ours was deleted: EINVAL here. */
+	ok &= k_timer_gettime(0, &cur) == -1 && errno == EINVAL;
+	/* Our own timer is intact, at its own setting (<= 100 s). */
+	ok &= k_timer_gettime(parent_id, &cur) == 0 &&
+	      cur.it_value.tv_sec <= 100;
+	c = 'x';
+	if (write(done[1], &c, 1) != 1)
+		ok = 0;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+	return ok ? WEXITSTATUS(status) : 10 + WEXITSTATUS(status);
+}
+
 #define CHURN_THREADS 4
 #define CHURN_ROUNDS 5000
+#define GETTIME_THREADS 2
+
+static volatile int churn_running;
+
+/* timer_gettime() on one live timer while other threads churn ids. */
+static void *timer_gettime_storm(void *arg)
+{
+	int id = (int)(long)arg;
+	struct itimerspec cur;
+	long bad = 0, n = 0;
+
+	while (churn_running || n < 1000) {
+		if (k_timer_gettime(id, &cur) || cur.it_value.tv_sec > 100)
+			bad++;
+		n++;
+	}
+	return (void *)bad;
+}
 
 static void *timer_churn(void *arg)
 {
@@ -298,9 +373,10 @@ static void *timer_churn(void *arg)
 static void test_timers(void)
 {
 	int many[1000], t;
-	pthread_t th[CHURN_THREADS];
+	pthread_t th[CHURN_THREADS], rd[GETTIME_THREADS];
+	struct itimerspec its = { .it_value = { 100, 0 } }, cur;
 	char detail[128];
-	long bad = 0;
+	long bad = 0, rbad = 0;
 	int i, ok = 1, a, b;
 
 	a = first_timer_id_in_child();
@@ -325,6 +401,22 @@ static void test_timers(void)
 	check(k_timer_delete(many[0]) == -1 && errno == EINVAL,
 	      "timer_deleted_id_is_invalid", NULL);
 
+	check(k_timer_gettime(-1, &cur) == -1 && errno == EINVAL &&
+	      k_timer_delete(INT_MIN) == -1 && errno == EINVAL &&
+	      k_timer_delete(INT_MAX) == -1 && errno == EINVAL,
+	      "timer_bad_ids_are_invalid", NULL);
+
+	/* A live timer of the parent while a child has its own id 0. */
+	t = new_timer();
+	k_timer_settime(t, &its);
+	i = timers_are_per_process(t);
+	snprintf(detail, sizeof(detail), "(status %d)", i);
+	check(i == 0, "timer_same_id_in_two_processes", detail);
+
+	churn_running = 1;
+	for (i = 0; i < GETTIME_THREADS; i++)
+		pthread_create(&rd[i], NULL, timer_gettime_storm,
+			       (void *)(long)t);
 	for (i = 0; i < CHURN_THREADS; i++)
 		pthread_create(&th[i], NULL, timer_churn, NULL);
 	for (i = 0; i < CHURN_THREADS; i++) {
@@ -333,9 +425,20 @@ static void test_timers(void)
 		pthread_join(th[i], &r);
 		bad += (long)r;
 	}
+	churn_running = 0;
+	for (i = 0; i < GETTIME_THREADS; i++) {
+		void *r;
+
+		pthread_join(rd[i], &r);
+		rbad += (long)r;
+	}
 	snprintf(detail, sizeof(detail), "(%d threads x %d, %ld errors)",
 		 CHURN_THREADS, CHURN_ROUNDS, bad);
 	check(bad == 0, "timer_churn_threads", detail);
+	snprintf(detail, sizeof(detail), "(%d threads, %ld errors)",
+		 GETTIME_THREADS, rbad);
+	check(rbad == 0, "timer_gettime_during_churn", detail);
+	check(k_timer_delete(t) == 0, "timer_delete_after_churn", NULL);
 }
 
 #define STAT_THREADS 4

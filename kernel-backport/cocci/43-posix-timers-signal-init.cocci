@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// POSIX timers: initialise signal_struct::posix_timer_ids where the
+/// signal_struct is created, check it is empty where it is freed.
+///
+/// copy_signal(): the signal_struct is zeroed, but ridr_init() gives the
+/// map's spinlock its lockdep class.  (init_signals gets RIDR_INIT from
+/// backport.py: spatch does not match its initializer.)
+/// free_signal_struct(): exit_itimers() removed every id of the process
+/// (do_exit() of the last thread); a ridr whose ids are all removed holds
+/// no node (its root is NULL, the nodes went to call_rcu() as they
+/// emptied), so there is nothing to tear down.  Anything left is a leak:
+/// warn, and free the nodes with ridr_destroy() (no lock, call_rcu() only,
+/// so it is fine from the RCU callback that may drop the last reference).
+//
+// Files: kernel/fork.c
+
+@@
+identifier sig;
+@@
+(
+ INIT_LIST_HEAD(&sig->posix_timers);
++	/* Zeroed already; ridr_init() gives the spinlock its lockdep class. */
++	ridr_init(&sig->posix_timer_ids);
+|
+ INIT_HLIST_HEAD(&sig->posix_timers);
++	/* Zeroed already; ridr_init() gives the spinlock its lockdep class. */
++	ridr_init(&sig->posix_timer_ids);
+)
+
+@@
+identifier sig;
+@@
+ static inline void free_signal_struct(struct signal_struct *sig)
+ {
++#ifdef CONFIG_POSIX_TIMERS
++	if (WARN_ON_ONCE(!ridr_is_empty(&sig->posix_timer_ids)))
++		ridr_destroy(&sig->posix_timer_ids);
++#endif
+ ...
+ }
