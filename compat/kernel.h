@@ -165,7 +165,7 @@
 /*
  * A cache of same-size objects: a kmem_cache created by a core_initcall,
  * so ridr's 560-byte nodes pack 7 to a page instead of each taking a
- * kmalloc-1k slot (46% of it unused).  SLAB_PANIC because the core has no
+ * kmalloc-1k slot (45% of it unused).  SLAB_PANIC because the core has no
  * way to run without it; it is created at boot, before any user of the
  * core can allocate (ipc and POSIX timers initialise later).
  */
