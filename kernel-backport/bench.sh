@@ -99,16 +99,6 @@ T_START=$(date +%s)
 say() { echo "bench: [$(($(date +%s) - T_START)) s] $*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
 
-# timed NAME CMD...: run CMD, say how long it took.
-timed() {
-	local name=$1 t0 rc
-	shift
-	t0=$(date +%s)
-	"$@"
-	rc=$?
-	say "$name: $(($(date +%s) - t0)) s (exit $rc)"
-	return $rc
-}
 
 # The workloads rk_bench.c defines, and how many this run selects.
 ALL_WORK=$(sed -nE 's/^	\{ "([a-z_]+)", K_.*/\1/p' "$HERE/vm/rk_bench.c")

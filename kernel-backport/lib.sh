@@ -126,3 +126,14 @@ tiny_build() {	# tree build-dir log fragment...
 	"${MAKE[@]}" -C "$t" O="$b" olddefconfig >/dev/null &&
 		"${MAKE[@]}" -C "$t" O="$b" bzImage >"$log" 2>&1
 }
+
+# timed NAME CMD...: run CMD, say (the caller's say()) its wall-clock time.
+timed() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	say "time $name $(($(date +%s) - t0)) s (exit $rc)"
+	return $rc
+}

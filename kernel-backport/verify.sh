@@ -72,16 +72,6 @@ check() {
 	say "FAIL $name"
 	return 1
 }
-# timed NAME CMD...: run CMD, record its wall-clock time.
-timed() {
-	local name=$1 t0 rc
-	shift
-	t0=$(date +%s)
-	"$@"
-	rc=$?
-	say "time $name $(($(date +%s) - t0)) s (exit $rc)"
-	return $rc
-}
 
 # ---------------------------------------------------------------------
 # Step 1: generate, apply, refuse, checkpatch

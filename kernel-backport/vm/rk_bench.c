@@ -56,6 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rk_timer_syscalls.h"
+
 #define MAX_THREADS 64
 #define TIMERS_PER_THREAD 16
 #define BENCH_FILE "/tmp/rk_bench_file"
@@ -85,29 +87,6 @@ static void pin(int i)
 	CPU_ZERO(&set);
 	CPU_SET((int)(i % (n > 0 ? n : 1)), &set);
 	sched_setaffinity(0, sizeof(set), &set);
-}
-
-/* Raw syscalls: the kernel's int timer ids, as in rk_smoke.c. */
-static int k_timer_create(int *id)
-{
-	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
-
-	return (int)syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, id);
-}
-
-static int k_timer_settime(int id, const struct itimerspec *its)
-{
-	return (int)syscall(SYS_timer_settime, id, 0, its, NULL);
-}
-
-static int k_timer_gettime(int id, struct itimerspec *cur)
-{
-	return (int)syscall(SYS_timer_gettime, id, cur);
-}
-
-static int k_timer_delete(int id)
-{
-	return (int)syscall(SYS_timer_delete, id);
 }
 
 union semun {

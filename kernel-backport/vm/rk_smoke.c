@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rk_timer_syscalls.h"
+
 static int passed, failed;
 
 static void check(int ok, const char *what, const char *detail)
@@ -233,33 +235,12 @@ static void test_sysv_locked_paths(void)
 	      "ipc_namespace_teardown_with_objects", detail);
 }
 
-/*
- * Raw syscalls: the kernel's int timer ids, not glibc's timer_t encoding.
- * Returns the new id or -1.
- */
+/* A new timer's id, or -1. */
 static int new_timer(void)
 {
-	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
 	int id;
 
-	if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, &id))
-		return -1;
-	return id;
-}
-
-static int k_timer_settime(int id, const struct itimerspec *its)
-{
-	return (int)syscall(SYS_timer_settime, id, 0, its, NULL);
-}
-
-static int k_timer_gettime(int id, struct itimerspec *cur)
-{
-	return (int)syscall(SYS_timer_gettime, id, cur);
-}
-
-static int k_timer_delete(int id)
-{
-	return (int)syscall(SYS_timer_delete, id);
+	return k_timer_create(&id) ? -1 : id;
 }
 
 /* In a fresh child: the first timer id, as the exit status. */
