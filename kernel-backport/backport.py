@@ -302,11 +302,26 @@ def spatch(rule, path, out):
                         f"{os.path.basename(path)} failed:\n{r.stdout}")
 
 
+def retab(old, new):
+    """Leading runs of 8 spaces -> tabs, on lines spatch wrote (not in @old)."""
+    seen = set(old.split("\n"))
+    out = []
+    for line in new.split("\n"):
+        if line not in seen:
+            m = re.match(r"^(\t*)((?: {8})+)", line)
+            if m:
+                line = (m.group(1) + "\t" * (len(m.group(2)) // 8)
+                        + line[m.end():])
+        out.append(line)
+    return "\n".join(out)
+
+
 def cocci(tree, rule, paths):
     """Apply cocci/@rule to each of @paths in @tree (in memory).
 
     Every path must come out changed: a rule that no longer matches a
-    file of the tree stops the generator (unsupported tree)."""
+    file of the tree stops the generator (unsupported tree).  Lines the
+    rule wrote get kernel indentation (retab())."""
     with tempfile.TemporaryDirectory(prefix="rk-cocci-") as d:
         for i, p in enumerate(paths):
             src = os.path.join(d, f"{i}-{os.path.basename(p)}")
@@ -317,7 +332,7 @@ def cocci(tree, rule, paths):
             new = read(dst) if os.path.exists(dst) else tree[p]
             if new == tree[p]:
                 raise Refuse(2, f"cocci/{rule}: no match in {p}")
-            tree[p] = new
+            tree[p] = retab(tree[p], new)
 
 
 def forbid(tree, paths, pattern, what):
@@ -531,30 +546,13 @@ PATCH4_FILES = ["include/linux/sched/signal.h", "include/linux/posix-timers.h",
                 PT, "kernel/fork.c", "init/init_task.c", "init/Kconfig"]
 
 
-def retab(old, new):
-    """Leading runs of 8 spaces -> tabs, on lines spatch wrote (not in @old)."""
-    seen = set(old.split("\n"))
-    out = []
-    for line in new.split("\n"):
-        if line not in seen:
-            m = re.match(r"^(\t*)((?: {8})+)", line)
-            if m:
-                line = (m.group(1) + "\t" * (len(m.group(2)) // 8)
-                        + line[m.end():])
-        out.append(line)
-    return "\n".join(out)
-
-
 def patch4(files, tree):
     ver = kernel_version(files["Makefile"])[:2]
-    old = {p: tree[p] for p in PATCH4_FILES}
     cocci(tree, "40-posix-timers-struct.cocci",
           ["include/linux/sched/signal.h", "include/linux/posix-timers.h"])
     cocci(tree, "41-posix-timers-lookup.cocci", [PT])
     cocci(tree, "42-posix-timers-remove.cocci", [PT])
     cocci(tree, "43-posix-timers-signal-init.cocci", ["kernel/fork.c"])
-    for p in PATCH4_FILES:
-        tree[p] = retab(old[p], tree[p])
     # Not C code, or C that spatch does not parse whole (struct
     # signal_struct, init_signals' initializer): exact-count text edits.
     sig = "include/linux/sched/signal.h"
