@@ -39,7 +39,7 @@ void rk_set_allocator(const struct rk_allocator *a)
 	__atomic_store_n(&rk_allocator, a, __ATOMIC_RELEASE);
 }
 
-void *rk_zalloc(size_t size, rk_gfp_t gfp)
+void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp)
 {
 	const struct rk_allocator *a =
 		__atomic_load_n(&rk_allocator, __ATOMIC_ACQUIRE);
@@ -47,12 +47,20 @@ void *rk_zalloc(size_t size, rk_gfp_t gfp)
 
 	(void)gfp;
 	if (a) {
-		p = a->alloc(size, a->ctx);
-		if (p)
-			__builtin_memset(p, 0, size);
-		return p;
+		p = a->alloc(size, align, a->ctx);
+	} else if (align <= 16) {
+		return calloc(1, size);
+	} else if (posix_memalign(&p, align, size)) {
+		return NULL;
 	}
-	return calloc(1, size);
+	if (p)
+		__builtin_memset(p, 0, size);
+	return p;
+}
+
+void *rk_zalloc(size_t size, rk_gfp_t gfp)
+{
+	return rk_zalloc_aligned(size, 16, gfp);
 }
 
 void rk_free(void *p, size_t size)
@@ -68,6 +76,7 @@ void rk_free(void *p, size_t size)
 		free(p);
 }
 
+#if RK_TSAN
 /* liburcu calls this after a grace period; it calls the rk_ callback. */
 static void rk_call_rcu_trampoline(struct rcu_head *head)
 {
@@ -90,6 +99,7 @@ void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
 	rk_tsan_release(head);
 	flavor->update_call_rcu(&head->head, rk_call_rcu_trampoline);
 }
+#endif
 
 void rk_synchronize_rcu(const rk_rcu_flavor_t *flavor)
 {

@@ -159,6 +159,22 @@ static inline unsigned int rk_popcount64(uint64_t x)
 
 typedef uint64_t rk_aligned_u64 __attribute__((aligned(8)));
 
+/* Alignment of a type or object (kernel: __aligned(n)). */
+#define RK_ALIGNED(n) __attribute__((aligned(n)))
+
+/* Sparse's RCU address space (kernel: __rcu); nothing here. */
+#define __rk_rcu
+
+/*
+ * Acquire load / release store of a scalar (kernel: smp_load_acquire,
+ * smp_store_release).  ridr uses them for a bucket's record count: the
+ * writer fills a record, then publishes the count with release; a reader
+ * that loads the count with acquire sees the record.  On x86 both are
+ * plain moves; on arm64 LDAR/STLR.
+ */
+#define rk_load_acquire(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define rk_store_release(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
 /* 64-bit cmpxchg on lockref's lock+count word.  On failure *@oldp gets
  * the current value.  The failure order is always relaxed: a failed
  * attempt publishes and acquires nothing, as in the kernel. */
@@ -274,8 +290,12 @@ typedef unsigned int rk_gfp_t;
 #define RK_GFP_KERNEL 0u
 #define RK_GFP_NOWAIT 1u
 
-/* Zeroed allocation (kernel: kzalloc(size, gfp)); NULL on failure. */
+/* Zeroed allocation (kernel: kzalloc(size, gfp)); NULL on failure.  At
+ * least 16-byte aligned (malloc's guarantee on the 64-bit targets we
+ * build for; ridr keeps 2 tag bits in the low bits of its pointers). */
 void *rk_zalloc(size_t size, rk_gfp_t gfp);
+/* Zeroed allocation aligned to @align (a power of two >= 16). */
+void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp);
 /* kernel: kfree(p); @size is the size passed to rk_zalloc(). */
 void rk_free(void *p, size_t size);
 
@@ -287,13 +307,15 @@ void rk_free(void *p, size_t size);
  */
 struct rk_cache {
 	size_t size;
+	size_t align;
 };
 #define RK_DEFINE_CACHE(name, type) \
-	static struct rk_cache name = { sizeof(type) }
+	static struct rk_cache name = { sizeof(type), _Alignof(type) }
 
 static inline void *rk_cache_zalloc(struct rk_cache *c, rk_gfp_t gfp)
 {
-	return rk_zalloc(c->size, gfp);
+	return c->align > 16 ? rk_zalloc_aligned(c->size, c->align, gfp)
+			     : rk_zalloc(c->size, gfp);
 }
 
 static inline void rk_cache_free(struct rk_cache *c, void *p)
@@ -303,11 +325,13 @@ static inline void rk_cache_free(struct rk_cache *c, void *p)
 
 /*
  * Test and accounting hook: route every rk_zalloc()/rk_free() through
- * @a (NULL restores calloc/free).  Install it before other threads use
- * the library; the pointer is read with an acquire load.
+ * @a (NULL restores calloc/free).  @alloc must return memory aligned to
+ * @align (16 or more, a power of two); it need not zero it.  Install it
+ * before other threads use the library; the pointer is read with an
+ * acquire load.
  */
 struct rk_allocator {
-	void *(*alloc)(size_t size, void *ctx);
+	void *(*alloc)(size_t size, size_t align, void *ctx);
 	void (*free)(void *p, size_t size, void *ctx);
 	void *ctx;
 };
@@ -315,6 +339,11 @@ void rk_set_allocator(const struct rk_allocator *a);
 
 /* ------------------------------------------------------------------ */
 /* RCU                                                                 */
+
+/* This world has liburcu flavors; the kernel side defines 0 and the
+ * kernel generator drops "#if RK_HAVE_FLAVORS" blocks (userspace-only
+ * API) from what it writes into a tree. */
+#define RK_HAVE_FLAVORS 1
 
 /* A liburcu flavor (memb, mb, qsbr, bp, signal); kernel: unused. */
 typedef struct rcu_flavor_struct rk_rcu_flavor_t;
@@ -351,7 +380,13 @@ extern const struct rcu_flavor_struct urcu_bp_flavor;
 /* Store with no ordering: NULL, or a pointer readers cannot reach yet. */
 #define rk_rcu_init_pointer(p, v) rk_write_once(p, v)
 
-/* Deferred-free head.  The trampoline in user.c calls @func. */
+/*
+ * Deferred-free head.  Normally liburcu's own struct rcu_head (16 bytes,
+ * as the kernel's), so callbacks are called by liburcu directly.  Under
+ * ThreadSanitizer a trampoline in user.c calls @func after annotating the
+ * grace period, so the head carries @func as well.
+ */
+#if RK_TSAN
 struct rk_rcu_head {
 	struct rcu_head head;
 	void (*func)(struct rk_rcu_head *head);
@@ -361,6 +396,15 @@ struct rk_rcu_head {
  * Needs the calling thread registered with @flavor, except for bp. */
 void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
 		 void (*func)(struct rk_rcu_head *head));
+#else
+#define rk_rcu_head rcu_head
+static inline void rk_call_rcu(const rk_rcu_flavor_t *flavor,
+			       struct rcu_head *head,
+			       void (*func)(struct rcu_head *head))
+{
+	flavor->update_call_rcu(head, func);
+}
+#endif
 /* Wait for a grace period / for every queued callback. */
 void rk_synchronize_rcu(const rk_rcu_flavor_t *flavor);
 void rk_rcu_barrier(const rk_rcu_flavor_t *flavor);

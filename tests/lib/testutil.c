@@ -36,7 +36,7 @@ void rk_start_wait(struct rk_start *s, int participants)
 		sched_yield();
 }
 
-static void *counting_alloc(size_t size, void *ctx)
+static void *counting_alloc(size_t size, size_t align, void *ctx)
 {
 	struct rk_counting_alloc *c = ctx;
 	void *p;
@@ -44,10 +44,17 @@ static void *counting_alloc(size_t size, void *ctx)
 	__atomic_add_fetch(&c->total_allocs, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&c->fail_all, __ATOMIC_RELAXED))
 		return NULL;
+	if (__atomic_load_n(&c->fail_from, __ATOMIC_RELAXED) > 0 &&
+	    __atomic_sub_fetch(&c->fail_from, 1, __ATOMIC_RELAXED) == 0) {
+		/* Stays at 0 with fail_all set from now on. */
+		__atomic_store_n(&c->fail_all, true, __ATOMIC_RELAXED);
+		return NULL;
+	}
 	if (__atomic_load_n(&c->fail_at, __ATOMIC_RELAXED) > 0 &&
 	    __atomic_sub_fetch(&c->fail_at, 1, __ATOMIC_RELAXED) == 0)
 		return NULL;
-	p = malloc(size);
+	if (posix_memalign(&p, align, size))
+		p = NULL;
 	if (p) {
 		__atomic_add_fetch(&c->live_bytes, (long)size, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&c->live_objects, 1, __ATOMIC_RELAXED);

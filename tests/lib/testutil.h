@@ -66,13 +66,15 @@ void rk_start_wait(struct rk_start *s, int participants);
 /*
  * Counting allocator: live bytes and objects, and failure injection.
  * fail_at = k > 0 makes the k-th allocation from now fail (once);
- * fail_all makes every allocation fail.
+ * fail_from = k > 0 makes the k-th allocation from now and every later
+ * one fail; fail_all makes every allocation fail.
  */
 struct rk_counting_alloc {
 	long live_bytes;
 	long live_objects;
 	long total_allocs;
 	long fail_at;
+	long fail_from;
 	bool fail_all;
 	struct rk_allocator hook;
 };

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * internal.h - what the parts of ridr share: object kinds and their
+ * layout, tagged words, and the functions one part calls in another.
+ *
+ *   read.c    readers: the slow part of ridr_find(), ridr_get_next()
+ *   mem.c     objects: full nodes and buckets, their sizes, spares and
+ *             preloads, deferred frees, ridr_destroy()
+ *   bucket.c  bucket records: search, gap search, building copies
+ *   write.c   writers: free-id search, insertion (with bursts and
+ *             growth), removal (with collapses), replace, cursor
+ *
+ * The ordering argument for every writer transition is at the top of
+ * write.c; the reader side of it at the top of read.c.
+ */
+#ifndef RK_RIDR_INTERNAL_H
+#define RK_RIDR_INTERNAL_H
+
+#include "ridr/ridr.h"
+
+#include "compat/compat.h"
+
+#define RIDR_MASK (RIDR_SLOTS - 1)
+#define RIDR_ID_BITS RK_BITS_PER_LONG
+/* Highest level of a full node (10 with 64-bit longs). */
+#define RIDR_TOP_LEVEL (RIDR_MAX_LEVELS - 1)
+
+/*
+ * Kinds in the low 2 bits of a slot (internal levels) or the root word.
+ * Buckets are named by the width of their keys.  Every object is at
+ * least 8-byte aligned (kmalloc, malloc, full nodes 64).
+ */
+#define RIDR_KIND_B16 1UL
+#define RIDR_KIND_B32 2UL
+#define RIDR_KIND_B64 3UL
+
+/* A bucket bursts into a full node rather than hold more ids. */
+#define RIDR_BUCKET_MAX 32
+/* A full leaf with this many ids or fewer collapses into a bucket, and
+ * so does a full internal node with no full child and at most
+ * RIDR_MERGE_MAX ids below it (hysteresis: far from RIDR_BUCKET_MAX). */
+#define RIDR_COLLAPSE_MAX 4
+#define RIDR_MERGE_MAX 8
+
+/*
+ * struct ridr_bucket - sorted (key, entry) records below one slot (or
+ * the root).
+ * @n: records in use, tombstones included; readers load it with acquire
+ *     (it grows in place when a record is appended).
+ * @cap: records the object has room for (immutable).
+ * @kshift: keys are the low @kshift bits of the ids (immutable).  The
+ *          slots that point here cover ranges of at most 2^@kshift ids
+ *          whose bits above @kshift are fixed by the path, so a key
+ *          names one id.
+ * @block: 1 if the object is a full node's memory (from a preload or a
+ *         spare), freed as such (immutable).
+ * @live: writer only: records with a non-NULL entry that some slot can
+ *        reach.
+ * @refs: writer only: slots (or the root) that point here.  More than
+ *        one after a burst, until each of them gets a bucket of its own.
+ * @rcu: deferred free; overlays the writer-only fields, which nobody
+ *       reads once the bucket has left the tree.
+ *
+ * After the 24-byte header: @cap keys of 2, 4 or 8 bytes (by @kshift),
+ * padded to 8 bytes, then @cap entries.  An entry is NULL in a tombstone
+ * (a removed id whose record stays until the next copy: free), the
+ * address of ridr_reserved for a reservation, or the caller's pointer.
+ */
+struct ridr_bucket {
+	uint8_t n;
+	uint8_t cap;
+	uint8_t kshift;
+	uint8_t block;
+	uint32_t pad_;
+	union {
+		struct {
+			uint32_t live;
+			uint32_t refs;
+		} w;
+		struct rk_rcu_head rcu;
+	} u;
+	uint64_t data[];
+};
+
+/* The entry of a reserved id in a bucket: readers return NULL for it. */
+extern const char ridr_reserved;
+#define RIDR_RESERVED ((void *)&ridr_reserved)
+
+/* Layout checks: what readers load never shares a line with what
+ * writers update in a full node. */
+RK_BUILD_BUG_ON(RIDR_SLOTS != 64);	/* free bitmaps are 64-bit */
+RK_BUILD_BUG_ON(sizeof(void *) * RIDR_SLOTS % RIDR_NODE_ALIGN != 0);
+RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr_node, free) !=
+		sizeof(void *) * RIDR_SLOTS);
+RK_BUILD_BUG_ON(sizeof(struct ridr_node) !=
+		sizeof(void *) * RIDR_SLOTS + RIDR_NODE_ALIGN);
+RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr, lock) < RIDR_WRITER_GAP);
+RK_BUILD_BUG_ON(RIDR_TOP_LEVEL > 15);	/* fits RIDR_ROOT_LEVEL_MASK */
+RK_BUILD_BUG_ON(RIDR_BUCKET_MAX >= RIDR_SLOTS);	/* a bucket is never full */
+
+/* ---- ids and levels ---------------------------------------------- */
+
+/* Mask of the low @bits bits (all ones from RIDR_ID_BITS on). */
+static inline unsigned long ridr_low_mask(unsigned int bits)
+{
+	return bits >= RIDR_ID_BITS ? ~0UL : (1UL << bits) - 1;
+}
+
+/* Ids a full node at @level covers, relative to its base, minus one. */
+static inline unsigned long ridr_span(unsigned int level)
+{
+	return ridr_low_mask((level + 1) * RIDR_SHIFT);
+}
+
+/* Ids a slot of a node at @level covers, minus one. */
+static inline unsigned long ridr_slot_span(unsigned int level)
+{
+	return ridr_low_mask(level * RIDR_SHIFT);
+}
+
+static inline unsigned int ridr_digit(unsigned long id, unsigned int level)
+{
+	return (unsigned int)(id >> (level * RIDR_SHIFT)) & RIDR_MASK;
+}
+
+/* Slots that hold ids <= RIDR_MAX_ID: all 64, but 16 at the top level
+ * with 64-bit longs. */
+static inline uint64_t ridr_valid_slots(unsigned int level)
+{
+	unsigned int shift = level * RIDR_SHIFT;
+
+	if (shift + RIDR_SHIFT <= RIDR_ID_BITS)
+		return ~0ULL;
+	return (1ULL << (1u << (RIDR_ID_BITS - shift))) - 1;
+}
+
+/* Levels needed to hold @id (1 for 0..63). */
+static inline unsigned int ridr_levels_for(unsigned long id)
+{
+	unsigned int levels = 1;
+
+	while (levels < RIDR_MAX_LEVELS &&
+	       (id >> (levels * RIDR_SHIFT)) != 0)
+		levels++;
+	return levels;
+}
+
+/* First id of the slot @d of a node at @level that covers @id. */
+static inline unsigned long ridr_slot_base(unsigned long id,
+					   unsigned int level, unsigned int d)
+{
+	return (id & ~ridr_span(level)) |
+	       ((unsigned long)d << (level * RIDR_SHIFT));
+}
+
+/* ---- tagged words ---------------------------------------------- */
+
+static inline unsigned long ridr_kind(const void *w)
+{
+	return (unsigned long)w & RIDR_KIND_MASK;
+}
+
+static inline struct ridr_node *ridr_to_node(const void *w)
+{
+	return (struct ridr_node *)((unsigned long)w &
+				    ~(unsigned long)(RIDR_NODE_ALIGN - 1));
+}
+
+static inline struct ridr_bucket *ridr_to_bucket(const void *w)
+{
+	return (struct ridr_bucket *)((unsigned long)w & ~RIDR_KIND_MASK);
+}
+
+/* Key width in bytes for a bucket whose keys have @kshift bits. */
+static inline unsigned int ridr_key_bytes(unsigned int kshift)
+{
+	return kshift <= 16 ? 2 : kshift <= 32 ? 4 : 8;
+}
+
+static inline unsigned long ridr_bucket_kind(unsigned int kshift)
+{
+	return kshift <= 16 ? RIDR_KIND_B16 :
+	       kshift <= 32 ? RIDR_KIND_B32 : RIDR_KIND_B64;
+}
+
+static inline void *ridr_bucket_word(const struct ridr_bucket *b)
+{
+	return (void *)((unsigned long)b | ridr_bucket_kind(b->kshift));
+}
+
+static inline void *ridr_root_word(const struct ridr_node *node,
+				   unsigned int level)
+{
+	return (void *)((unsigned long)node |
+			((unsigned long)level << RIDR_ROOT_LEVEL_SHIFT));
+}
+
+/* Bytes of a bucket of @cap records with @kshift-bit keys. */
+static inline size_t ridr_bucket_size(unsigned int kshift, unsigned int cap)
+{
+	size_t keys = ((size_t)ridr_key_bytes(kshift) * cap + 7) & ~(size_t)7;
+
+	return sizeof(struct ridr_bucket) + keys + sizeof(void *) * cap;
+}
+
+static inline void __rk_rcu **ridr_entries(const struct ridr_bucket *b)
+{
+	size_t keys = ((size_t)ridr_key_bytes(b->kshift) * b->cap + 7) &
+		      ~(size_t)7;
+
+	return (void __rk_rcu **)((char *)(unsigned long)b->data + keys);
+}
+
+/* Key of record @i: a single-copy load (the array is written in place
+ * only beyond @n, before @n is published; see read.c). */
+static inline unsigned long ridr_key(const struct ridr_bucket *b,
+				     unsigned int i)
+{
+	const void *k = b->data;
+
+	switch (ridr_key_bytes(b->kshift)) {
+	case 2:
+		return rk_read_once(((const uint16_t *)k)[i]);
+	case 4:
+		return rk_read_once(((const uint32_t *)k)[i]);
+	default:
+		return (unsigned long)rk_read_once(((const uint64_t *)k)[i]);
+	}
+}
+
+/* ---- mem.c ---------------------------------------------------------- */
+
+/*
+ * What one insertion needs, counted by the planning pass of write.c:
+ * @nodes full nodes and, if @bucket_cap, one bucket of that many records
+ * with @bucket_kshift-bit keys.  The objects themselves, once reserved.
+ */
+struct ridr_need {
+	unsigned int nodes;
+	unsigned int bucket_cap;
+	unsigned int bucket_kshift;
+};
+
+struct ridr_stock {
+	unsigned int nr;
+	struct ridr_node *nodes[RIDR_PRELOAD_MAX];
+	struct ridr_bucket *bucket;
+};
+
+/* Bucket capacity for @n records: the smallest class that holds them. */
+unsigned int ridr_bucket_cap_for(unsigned int n);
+/* A bucket with one node's memory holds this many records. */
+unsigned int ridr_block_cap(unsigned int kshift);
+
+/* Reserve what @need says, from new allocations without sleeping (if
+ * @may_alloc), then @pl, then the map's spares.  On failure nothing is
+ * taken: 0 or -ENOMEM. */
+int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
+		    const struct ridr_need *need, struct ridr_preload *pl,
+		    bool may_alloc);
+/* Give back whatever @st still holds (to @map's spares, or freed). */
+void ridr_stock_drain(struct ridr *map, struct ridr_stock *st);
+
+/* Take an initialised empty full node at @level / a bucket. */
+struct ridr_node *ridr_stock_node(struct ridr *map, struct ridr_stock *st,
+				  unsigned int level);
+struct ridr_bucket *ridr_stock_bucket(struct ridr *map,
+				      struct ridr_stock *st,
+				      unsigned int kshift);
+/* Allocate a bucket outside a stock (collapses; never sleeps). */
+struct ridr_bucket *ridr_bucket_new(struct ridr *map, unsigned int kshift,
+				    unsigned int cap);
+
+/* @obj has been unpublished: free it after a grace period. */
+void ridr_retire_node(struct ridr *map, struct ridr_node *node);
+void ridr_retire_bucket(struct ridr *map, struct ridr_bucket *b);
+/* A bucket that was never published: free at once. */
+void ridr_bucket_discard(struct ridr *map, struct ridr_bucket *b);
+
+const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map);
+
+/* Spare nodes the map holds (takes the spare lock). */
+unsigned int ridr_spares(struct ridr *map);
+/* End a preload giving back only as many nodes as make the map hold
+ * @spares spares again; free the rest. */
+void ridr_preload_return(struct ridr_preload *pl, unsigned int spares);
+
+/* ---- bucket.c ------------------------------------------------------- */
+
+/* Index of the record whose key is @id's (live, reserved or a
+ * tombstone), or -1. */
+int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id);
+/* Lowest id >= @lo and <= @hi that has no live or reserved record in
+ * @b (ids of @b are @base | key); false if there is none. */
+bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long base,
+		     unsigned long lo, unsigned long hi, unsigned long *out);
+/* Records of @b in [@lo, @hi] with a non-NULL entry. */
+unsigned int ridr_bucket_count(const struct ridr_bucket *b,
+			       unsigned long lo, unsigned long hi);
+/* Append to @dst (unpublished, keys >= every key in it) the records of
+ * @src in [@lo, @hi] with non-NULL entries, plus (@id, @ptr) in its
+ * place if @add.  Keys are re-based to @dst's kshift. */
+void ridr_bucket_copy(struct ridr_bucket *dst, const struct ridr_bucket *src,
+		      unsigned long lo, unsigned long hi, bool add,
+		      unsigned long id, void *ptr);
+/* Append one record to an unpublished bucket. */
+void ridr_bucket_push(struct ridr_bucket *dst, unsigned long id, void *ptr);
+/* Record's id (@base supplies the bits above kshift). */
+static inline unsigned long ridr_bucket_id(const struct ridr_bucket *b,
+					   unsigned int i, unsigned long base)
+{
+	return (base & ~ridr_low_mask(b->kshift)) | ridr_key(b, i);
+}
+
+#endif /* RK_RIDR_INTERNAL_H */

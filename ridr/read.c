@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * read.c - ridr's readers: the out-of-line part of ridr_find() (buckets),
+ * ridr_get_next() and the snapshot getters.
+ *
+ * What a reader relies on (the writer's side is argued at the top of
+ * write.c, guarantees W1-W12):
+ *
+ * R1. Every word a reader follows (map->root, a full node's slot, a
+ *     bucket's entry) is loaded with rk_rcu_dereference(), and every
+ *     address computed from it (a node, a bucket, its keys and entries)
+ *     depends on that load: the writer's release store that published
+ *     the word orders the pointee's initialisation before it.  Masking
+ *     the tag bits off keeps the dependency.
+ * R2. The level of the root full node travels in the root word; a child
+ *     is one level below its parent.  No reader loads a node's
+ *     writer-only fields, so a full node costs exactly one load, the
+ *     slot, per level.
+ * R3. A bucket's @cap and @kshift never change after publication; @n
+ *     grows in place (an append) and is loaded with acquire: the records
+ *     below the count loaded are initialised (pairs with W4).
+ * R4. A record's key never changes while the bucket is reachable; its
+ *     entry does (remove: NULL, re-allocation of the same id, replace),
+ *     each store a whole pointer: the reader sees the old or the new one.
+ * R5. Objects that leave the tree stay intact until a grace period after
+ *     they were unlinked, so a reader that reached one still finds in it
+ *     what it found before (the old state of every id).
+ */
+#include "ridr/internal.h"
+
+#include "compat/compat.h"
+
+/* The reserved marker: its address is the entry of a reserved id in a
+ * bucket.  Never dereferenced. */
+const char ridr_reserved;
+
+/*
+ * Find @key among the first @n records of @b with @type keys (sorted):
+ * the record's entry, or NULL.
+ */
+#define RIDR_BUCKET_SCAN(type)                                              \
+	do {                                                                \
+		const type *k = (const type *)(const void *)b->data;        \
+		type want = (type)key;                                      \
+                                                                            \
+		for (i = 0; i < n; i++) {                                   \
+			type ki = rk_read_once(k[i]);                       \
+                                                                            \
+			if (ki >= want) {                                   \
+				if (ki != want)                             \
+					return NULL;                        \
+				goto found;                                 \
+			}                                                   \
+		}                                                           \
+		return NULL;                                                \
+	} while (0)
+
+void *__ridr_find_slow(const void *word, unsigned long id, bool root)
+{
+	const struct ridr_bucket *b;
+	unsigned int n, i, ks;
+	unsigned long key;
+	void *e;
+
+	if (!word)
+		return NULL;
+	b = ridr_to_bucket(word);
+	/* R3: acquire, pairs with the release in ridr_bucket_append(). */
+	n = rk_load_acquire(b->n);
+	ks = b->kshift;
+	/* The root bucket covers [0, 2^kshift); below a slot the path has
+	 * already fixed the bits above kshift. */
+	if (root && ks < RIDR_ID_BITS && (id >> ks))
+		return NULL;
+	key = id & ridr_low_mask(ks);
+	switch (ridr_kind(word)) {
+	case RIDR_KIND_B16:
+		RIDR_BUCKET_SCAN(uint16_t);
+	case RIDR_KIND_B32:
+		RIDR_BUCKET_SCAN(uint32_t);
+	default:
+		RIDR_BUCKET_SCAN(uint64_t);
+	}
+found:
+	e = rk_rcu_dereference(ridr_entries(b)[i]);
+	return e == RIDR_RESERVED ? NULL : e;
+}
+rk_export_symbol(__ridr_find_slow);
+
+void *ridr_find_noinline(const struct ridr *map, unsigned long id)
+{
+	return ridr_find(map, id);
+}
+rk_export_symbol(ridr_find_noinline);
+
+/*
+ * First entry of @b with an id in [@lo, @hi] (ids are @lo's bits above
+ * kshift | key); *@idp gets its id.  NULL if none.
+ */
+static void *ridr_bucket_next(const struct ridr_bucket *b, unsigned long lo,
+			      unsigned long hi, unsigned long *idp)
+{
+	unsigned int n = rk_load_acquire(b->n), i;	/* R3 */
+
+	for (i = 0; i < n; i++) {
+		unsigned long id = ridr_bucket_id(b, i, lo);
+		void *e;
+
+		if (id < lo)
+			continue;
+		if (id > hi)
+			break;
+		e = rk_rcu_dereference(ridr_entries(b)[i]);
+		if (e && e != RIDR_RESERVED) {
+			*idp = id;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Depth-first walk from *@idp.  @lo is the lowest id still wanted; on
+ * the way down it stays *@idp's own digits until the walk moves past one,
+ * then the lower levels start at their first slot (slot_base).  path[]
+ * holds the nodes above the current one, base[] their first ids.
+ */
+void *ridr_get_next(const struct ridr *map, unsigned long *idp)
+{
+	const struct ridr_node *path[RIDR_MAX_LEVELS];
+	void *w = rk_rcu_dereference(map->root);
+	const struct ridr_node *node;
+	unsigned long lo = *idp, found;
+	unsigned int level, top;
+	void *e;
+
+	if (!w)
+		return NULL;
+	if (ridr_kind(w)) {
+		const struct ridr_bucket *b = ridr_to_bucket(w);
+		unsigned int ks = b->kshift;
+
+		if (ks < RIDR_ID_BITS && (lo >> ks))
+			return NULL;
+		e = ridr_bucket_next(b, lo, ridr_low_mask(ks), &found);
+		if (e)
+			*idp = found;
+		return e;
+	}
+	top = (unsigned int)(((unsigned long)w & RIDR_ROOT_LEVEL_MASK) >>
+			     RIDR_ROOT_LEVEL_SHIFT);
+	if (lo > ridr_span(top))
+		return NULL;
+	node = ridr_to_node(w);
+	level = top;
+	for (;;) {
+		uint64_t valid = ridr_valid_slots(level);
+		unsigned int d = ridr_digit(lo, level);
+		bool down = false;
+
+		for (; d < RIDR_SLOTS && (valid >> d & 1); d++) {
+			unsigned long slo = d == ridr_digit(lo, level) ? lo :
+					    ridr_slot_base(lo, level, d);
+			void *s = rk_rcu_dereference(node->slots[d]);
+
+			if (!s)
+				continue;
+			if (!level) {
+				*idp = slo;
+				return s;
+			}
+			if (ridr_kind(s)) {
+				e = ridr_bucket_next(ridr_to_bucket(s), slo,
+						     slo | ridr_slot_span(level),
+						     &found);
+				if (e) {
+					*idp = found;
+					return e;
+				}
+				continue;
+			}
+			path[level] = node;
+			node = ridr_to_node(s);
+			level--;
+			lo = slo;
+			down = true;
+			break;
+		}
+		if (down)
+			continue;
+		/* Nothing left in this node: resume in the parent after it,
+		 * going further up while it was the parent's last slot. */
+		for (;;) {
+			unsigned long end = lo | ridr_span(level);
+
+			if (level == top || end == RIDR_MAX_ID)
+				return NULL;
+			level++;
+			node = path[level];
+			if (((end + 1) & ~ridr_span(level)) ==
+			    (lo & ~ridr_span(level))) {
+				lo = end + 1;
+				break;
+			}
+		}
+	}
+}
+rk_export_symbol(ridr_get_next);
+
+void *__ridr_iter_next(const struct ridr *map, unsigned long *idp)
+{
+	unsigned long id = *idp;
+	void *entry;
+
+	if (id == RIDR_MAX_ID)
+		return NULL;
+	id++;
+	entry = ridr_get_next(map, &id);
+	if (entry)
+		*idp = id;
+	return entry;
+}
+rk_export_symbol(__ridr_iter_next);
+
+bool ridr_is_empty(const struct ridr *map)
+{
+	return rk_read_once(map->count) == 0;
+}
+rk_export_symbol(ridr_is_empty);
+
+unsigned long ridr_count(const struct ridr *map)
+{
+	return rk_read_once(map->count);
+}
+rk_export_symbol(ridr_count);
+
+size_t ridr_memory(const struct ridr *map)
+{
+	return rk_read_once(map->bytes);
+}
+rk_export_symbol(ridr_memory);

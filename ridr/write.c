@@ -1,0 +1,1277 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * write.c - ridr's writers: init and locking, the free-id search,
+ * insertion, removal, replace and the cyclic cursor.  Contracts per
+ * function are in ridr.h; objects and their memory in mem.c.
+ *
+ * Writers are serialized (the map's lock or the caller's); everything
+ * below runs under that serialization.  Every change readers can see is
+ * one of the following steps, each of which leaves every id other than
+ * the one being changed in the same state for a reader that sees the
+ * word before the step as for one that sees it after (R1-R5 in read.c
+ * are the readers' side):
+ *
+ * W1. Publication.  A new object (full node or bucket) is written
+ *     completely (slots, records, header) while unreachable, with plain
+ *     or unordered stores, and then made reachable by one
+ *     rk_rcu_assign_pointer() (release) of the root word or of a slot.
+ *     A reader whose dependent load returns the new word sees the
+ *     initialisation (R1).
+ * W2. Entries.  A new entry is published with rk_rcu_assign_pointer():
+ *     the caller's initialisation of the object happens before.  NULL
+ *     (removal) is stored with rk_rcu_init_pointer(): it carries no data.
+ * W3. Tombstones.  Removing an id from a bucket stores NULL into its
+ *     record's entry and leaves the key; the id can only come back into
+ *     that record (W2), never another id: a record's key never changes
+ *     while readers can reach it, so a reader that matched the key and
+ *     then loaded the entry got the old or the new entry of that id
+ *     (R4).  Tombstones are dropped when the bucket is copied (W5).
+ * W4. Append.  A bucket that only this slot reaches and that has room
+ *     takes a key greater than all of its keys in place: the key and the
+ *     entry are written beyond @n (no reader looks there), then @n is
+ *     increased with rk_store_release(), pairing with the readers'
+ *     rk_load_acquire() (R3).  The order of the keys is kept.
+ * W5. Copy on write.  Any other insertion into a bucket builds a new
+ *     bucket with the live records of the slot's range plus the new one,
+ *     publishes it in the slot (W1), and retires the old one (W12) unless
+ *     other slots still reach it.  Before: the id absent; after: present;
+ *     every other id the same in both.
+ * W6. Burst.  A bucket that would exceed RIDR_BUCKET_MAX records turns
+ *     into a full node one level down (or a full root for a root
+ *     bucket) whose slots all point to the same old bucket, for the
+ *     digits it has ids in.  Published in place of the bucket (W1).  A
+ *     reader through the node reaches the same bucket and the same
+ *     records, since a bucket's keys are the low @kshift bits of the ids
+ *     and every slot pointing to it covers a range whose bits above
+ *     @kshift are fixed (R2, R4).  Then the insertion goes on in the
+ *     slot of the id: a shared bucket is never written in place but for
+ *     tombstones and replace (W3); each slot gets a bucket of its own by
+ *     W5 when it gets a new id ("unsharing").  A bucket at level 1
+ *     bursts into a full leaf (W1) directly.
+ * W7. Growth.  An id beyond the root's range: new full nodes are built
+ *     above the old root (slot 0 of each points to the one below) and
+ *     the top one is published as the root (W1) with its level in the
+ *     root word.  A reader with the old root word and one with the new
+ *     see the same ids (the old root covers exactly slot 0's range).  A
+ *     root bucket instead becomes a wider root bucket (W5) while it has
+ *     room.
+ * W8. Leaf store / removal.  A full leaf's slot gets the entry (W2) or
+ *     NULL; the leaf's writer-only bitmaps and counts change, which
+ *     readers never read (R2).
+ * W9. Collapse.  A full leaf left with at most RIDR_COLLAPSE_MAX ids, or
+ *     a full node with no full child and at most RIDR_MERGE_MAX ids
+ *     below it, is replaced by one bucket holding exactly those ids (W1),
+ *     and retired with the buckets below it (W12).
+ * W10. Shrink.  A full root that uses only slot 0 is replaced by that
+ *     child (its level in the root word, or a root bucket whose range is
+ *     that slot's), with one release store; the old root is retired.
+ * W11. Unlink.  An empty object's slot (or the root) is set to NULL
+ *     (rk_rcu_init_pointer) before the object is retired; the object
+ *     itself is not changed, so a reader inside it still finds its old
+ *     answers (R5).
+ * W12. Lifetime.  An object leaves the tree before rk_call_rcu(): it is
+ *     freed after every reader that could have reached it has left its
+ *     read-side critical section.  A bucket several slots point to is
+ *     retired when the last of them stops pointing to it.
+ *
+ * Allocation: an insertion first runs as a plan (ridr_insert() with no
+ * stock: nothing is changed, the objects it needs are counted), then the
+ * objects are reserved (mem.c: allocation without sleeping, preload,
+ * spares), and only then does it run for real, taking exactly what the
+ * plan counted.  So a failed allocation changes nothing.  Removal never
+ * needs memory; collapses are skipped if their bucket cannot be had.
+ *
+ * Writer-only state: map->count, ->next, ->bytes, ->keep_*, a full
+ * node's @free, @count, @nfull and a bucket's @live and @refs.  The map
+ * counters are written with rk_write_once() so the getters may read a
+ * snapshot.
+ */
+#include "ridr/internal.h"
+
+#include "compat/compat.h"
+
+/* Writer-side load of an RCU word: writers are serialized. */
+#define ridr_protected(p) rk_rcu_dereference_protected(p, 1)
+
+static unsigned int ridr_root_level(const void *w)
+{
+	return (unsigned int)(((unsigned long)w & RIDR_ROOT_LEVEL_MASK) >>
+			      RIDR_ROOT_LEVEL_SHIFT);
+}
+
+/* Key bits of a root bucket that must hold ids up to @id. */
+static unsigned int ridr_root_kshift(unsigned long id)
+{
+	if (!(id >> 16))
+		return 16;
+	if (RIDR_ID_BITS > 32 && !((id >> 16) >> 16))
+		return 32;
+	return RIDR_ID_BITS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Init, locking, cursor                                               */
+
+#if RK_HAVE_FLAVORS
+void ridr_init_flavor(struct ridr *map, const rk_rcu_flavor_t *flavor)
+{
+	map->flavor = flavor;
+	rk_rcu_init_pointer(map->root, NULL);
+	map->keep_level = -1;
+	map->keep_id = 0;
+	map->next = 0;
+	map->count = 0;
+	map->bytes = 0;
+	map->spare = NULL;
+	map->nspare = 0;
+	rk_spin_lock_init(&map->lock);
+	rk_spin_lock_init(&map->spare_lock);
+}
+rk_export_symbol(ridr_init_flavor);
+
+void ridr_init(struct ridr *map)
+{
+	ridr_init_flavor(map, RK_RCU_DEFAULT_FLAVOR);
+}
+#else
+void ridr_init(struct ridr *map)
+{
+	rk_rcu_init_pointer(map->root, NULL);
+	map->keep_level = -1;
+	map->keep_id = 0;
+	map->next = 0;
+	map->count = 0;
+	map->bytes = 0;
+	map->spare = NULL;
+	map->nspare = 0;
+	rk_spin_lock_init(&map->lock);
+	rk_spin_lock_init(&map->spare_lock);
+}
+#endif
+rk_export_symbol(ridr_init);
+
+void ridr_lock(struct ridr *map)
+{
+	rk_spin_lock(&map->lock);
+}
+rk_export_symbol(ridr_lock);
+
+void ridr_unlock(struct ridr *map)
+{
+	rk_spin_unlock(&map->lock);
+}
+rk_export_symbol(ridr_unlock);
+
+unsigned long ridr_get_cursor(const struct ridr *map)
+{
+	return rk_read_once(map->next);
+}
+rk_export_symbol(ridr_get_cursor);
+
+void __ridr_set_cursor(struct ridr *map, unsigned long next)
+{
+	rk_write_once(map->next, next);
+}
+rk_export_symbol(__ridr_set_cursor);
+
+/* ------------------------------------------------------------------ */
+/* Free-id search                                                      */
+
+/*
+ * Lowest free id >= @start, or -ENOSPC if every id from @start to
+ * RIDR_MAX_ID is taken.  Full nodes: the @free bitmaps lead down, with at
+ * most one step back per level (a set bit at @start's own digit promises
+ * a free id in that slot, not necessarily one >= @start).  A slot
+ * holding a bucket always has free ids (RIDR_BUCKET_MAX < 64), searched
+ * among its records.  Ids beyond the root's range are free.
+ */
+static int ridr_next_free(const struct ridr *map, unsigned long start,
+			  unsigned long *out)
+{
+	struct ridr_node *path[RIDR_MAX_LEVELS];
+	void *w = ridr_protected(map->root);
+	unsigned long lo = start;
+	unsigned int level, top;
+	struct ridr_node *node;
+
+	if (!w) {
+		*out = start;
+		return 0;
+	}
+	if (ridr_kind(w)) {
+		struct ridr_bucket *b = ridr_to_bucket(w);
+		unsigned int ks = b->kshift;
+
+		if (ks < RIDR_ID_BITS && (start >> ks)) {
+			*out = start;
+			return 0;
+		}
+		if (ridr_bucket_gap(b, 0, start, ridr_low_mask(ks), out))
+			return 0;
+		if (ks >= RIDR_ID_BITS)
+			return -ENOSPC;
+		*out = 1UL << ks;
+		return 0;
+	}
+	top = ridr_root_level(w);
+	if (start > ridr_span(top)) {
+		*out = start;
+		return 0;
+	}
+	node = ridr_to_node(w);
+	level = top;
+	for (;;) {
+		uint64_t bits = node->free & ridr_valid_slots(level) &
+				(~0ULL << ridr_digit(lo, level));
+		bool down = false;
+
+		while (bits) {
+			unsigned int d = rk_ffs64(bits);
+			unsigned long slo = d == ridr_digit(lo, level) ? lo :
+					    ridr_slot_base(lo, level, d);
+			void *s;
+
+			bits &= bits - 1;
+			if (!level) {
+				*out = slo;
+				return 0;
+			}
+			s = ridr_protected(node->slots[d]);
+			if (!s) {
+				*out = slo;
+				return 0;
+			}
+			if (ridr_kind(s)) {
+				if (ridr_bucket_gap(ridr_to_bucket(s), slo, slo,
+						    slo | ridr_slot_span(level),
+						    out))
+					return 0;
+				continue;
+			}
+			path[level] = node;
+			node = ridr_to_node(s);
+			level--;
+			lo = slo;
+			down = true;
+			break;
+		}
+		if (down)
+			continue;
+		/* Nothing free at or after lo below this node: go on after
+		 * it in its parent (further up if it was the last slot). */
+		for (;;) {
+			unsigned long end = lo | ridr_span(level);
+
+			if (end == RIDR_MAX_ID)
+				return -ENOSPC;
+			if (level == top) {
+				*out = end + 1;	/* beyond the root's range */
+				return 0;
+			}
+			level++;
+			node = path[level];
+			if (((end + 1) & ~ridr_span(level)) ==
+			    (lo & ~ridr_span(level))) {
+				lo = end + 1;
+				break;
+			}
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Insertion                                                           */
+
+/* Where a bucket hangs: the root, or slot @d of the full node @parent at
+ * @level; the ids that reach it through there are [@lo, @hi]. */
+struct ridr_place {
+	void __rk_rcu **slot;
+	struct ridr_node *parent;
+	unsigned int level;
+	unsigned long lo, hi;
+	bool root;
+};
+
+/* Largest id of a used record of @b in [@lo, @hi] (0 if none). */
+static unsigned long ridr_bucket_max(const struct ridr_bucket *b,
+				     unsigned long lo, unsigned long hi)
+{
+	unsigned long max = 0;
+	unsigned int i;
+
+	for (i = 0; i < b->n; i++) {
+		unsigned long id = ridr_bucket_id(b, i, lo);
+
+		if (id >= lo && id <= hi &&
+		    ridr_protected(ridr_entries(b)[i]))
+			max = id;
+	}
+	return max;
+}
+
+/* The slot at @pl no longer reaches @b, whose @m records in the slot's
+ * range are now unreachable through it (W5, W12). */
+static void ridr_bucket_unref(struct ridr *map, struct ridr_bucket *b,
+			      unsigned int m)
+{
+	if (--b->u.w.refs == 0)
+		ridr_retire_bucket(map, b);
+	else
+		b->u.w.live -= m;
+}
+
+/* Publish @w at @pl (W1): the root word or a slot. */
+static void ridr_place_set(struct ridr *map, const struct ridr_place *pl,
+			   void *w)
+{
+	if (pl->root)
+		rk_rcu_assign_pointer(map->root, w);
+	else
+		rk_rcu_assign_pointer(*pl->slot, w);
+}
+
+/* A new bucket for id @id alone at slot @d of @node (level @level). */
+static void ridr_new_bucket(struct ridr *map, struct ridr_stock *st,
+			    struct ridr_need *need, struct ridr_node *node,
+			    unsigned int level, unsigned long id, void *entry)
+{
+	struct ridr_bucket *b;
+
+	if (!st) {
+		need->bucket_cap = ridr_bucket_cap_for(1);
+		need->bucket_kshift = level * RIDR_SHIFT;
+		return;
+	}
+	b = ridr_stock_bucket(map, st, level * RIDR_SHIFT);
+	ridr_bucket_push(b, id, entry);
+	b->u.w.live = 1;
+	rk_rcu_assign_pointer(node->slots[ridr_digit(id, level)],
+			      ridr_bucket_word(b));
+	node->count++;
+}
+
+/*
+ * Build full nodes from level @from + 1 to @to above the root node
+ * @root (level @from), and a bucket for @id in the top one (W7).
+ */
+static void ridr_grow(struct ridr *map, struct ridr_stock *st,
+		      struct ridr_need *need, struct ridr_node *root,
+		      unsigned int from, unsigned int to, unsigned long id,
+		      void *entry)
+{
+	struct ridr_node *child = root, *top = NULL;
+	unsigned int level;
+
+	if (!st) {
+		need->nodes += to - from;
+		ridr_new_bucket(map, NULL, need, NULL, to, id, entry);
+		return;
+	}
+	for (level = from + 1; level <= to; level++) {
+		top = ridr_stock_node(map, st, level);
+		/* Unreachable: plain stores (W1). */
+		rk_rcu_init_pointer(top->slots[0], child);
+		top->count = 1;
+		top->nfull = 1;
+		if (!child->free)
+			top->free &= ~1ULL;
+		child = top;
+	}
+	ridr_new_bucket(map, st, need, top, to, id, entry);
+	rk_rcu_assign_pointer(map->root, ridr_root_word(top, to));
+}
+
+/* Record an allocation in a full leaf, and clear free bits upwards while
+ * nodes fill up; @path[l] is the node at level l above the leaf. */
+static void ridr_leaf_take(struct ridr_node *leaf, unsigned int d,
+			   struct ridr_node **path, unsigned int top,
+			   unsigned long id)
+{
+	struct ridr_node *node = leaf;
+	unsigned int level;
+
+	leaf->free &= ~(1ULL << d);
+	leaf->count++;
+	for (level = 1; level <= top && !node->free; level++) {
+		node = path[level];
+		node->free &= ~(1ULL << ridr_digit(id, level));
+	}
+}
+
+/*
+ * Insert @id (free) into the bucket @b at @pl.  Plan (@st NULL): count in
+ * *@need what it takes, change nothing.  Run: take it from @st.  Both
+ * follow the same steps (W3-W6).
+ */
+static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
+			       struct ridr_bucket *b, unsigned long id,
+			       void *entry, void *ptr, struct ridr_stock *st,
+			       struct ridr_need *need)
+{
+	for (;;) {
+		bool clean = pl.root || (b->u.w.refs == 1 &&
+					 b->kshift == pl.level * RIDR_SHIFT);
+		/* Only a root bucket can be asked for an id beyond its
+		 * range (it could not widen: it bursts, then grows). */
+		bool inside = id <= pl.hi;
+		unsigned long key = id & ridr_low_mask(b->kshift);
+		int i = inside ? ridr_bucket_index(b, id) : -1;
+		unsigned int m, ks, q, d;
+		struct ridr_node *f;
+
+		if (i >= 0) {	/* W3: a tombstone of this very id */
+			if (st) {
+				rk_rcu_assign_pointer(ridr_entries(b)[i], entry);
+				b->u.w.live++;
+			}
+			return;
+		}
+		if (inside && clean && b->n < b->cap &&
+		    b->n < RIDR_BUCKET_MAX &&
+		    (!b->n || key > ridr_key(b, b->n - 1u))) {
+			if (st) {	/* W4 */
+				void *k = b->data;
+				unsigned int n = b->n;
+
+				switch (ridr_key_bytes(b->kshift)) {
+				case 2:
+					rk_write_once(((uint16_t *)k)[n],
+						      (uint16_t)key);
+					break;
+				case 4:
+					rk_write_once(((uint32_t *)k)[n],
+						      (uint32_t)key);
+					break;
+				default:
+					rk_write_once(((uint64_t *)k)[n],
+						      (uint64_t)key);
+					break;
+				}
+				rk_rcu_init_pointer(ridr_entries(b)[n], entry);
+				/* Pairs with rk_load_acquire() in readers. */
+				rk_store_release(b->n, (uint8_t)(n + 1));
+				b->u.w.live++;
+			}
+			return;
+		}
+		m = ridr_bucket_count(b, pl.lo, pl.hi);
+		if (inside && m + 1 <= RIDR_BUCKET_MAX) {	/* W5 */
+			struct ridr_bucket *nb;
+			unsigned int cap = m + 1;
+
+			ks = pl.root ? b->kshift : pl.level * RIDR_SHIFT;
+			/* An append that found the bucket full: leave room
+			 * for the next ones (cyclic allocation). */
+			if (clean && b->n == b->cap &&
+			    (!b->n || key > ridr_key(b, b->n - 1u))) {
+				unsigned int more = 2 * b->cap < 14 ?
+						    2 * b->cap : 14;
+
+				cap = cap > 2 * m ? cap : 2 * m;
+				cap = cap > more ? cap : more;
+			}
+			if (!st) {
+				need->bucket_cap = ridr_bucket_cap_for(cap);
+				need->bucket_kshift = ks;
+				return;
+			}
+			nb = ridr_stock_bucket(map, st, ks);
+			ridr_bucket_copy(nb, b, pl.lo, pl.hi, true, id, entry);
+			nb->u.w.live = m + 1;
+			ridr_place_set(map, &pl, ridr_bucket_word(nb));
+			ridr_bucket_unref(map, b, m);
+			return;
+		}
+		/* W6: burst. */
+		if (!st)
+			need->nodes++;
+		if (pl.root) {
+			unsigned long max = ridr_bucket_max(b, pl.lo, pl.hi);
+
+			if (inside && id > max)
+				max = id;
+			q = ridr_levels_for(max) - 1;
+			if (!inside && !q)
+				q = 1;	/* a leaf could not take @id */
+		} else {
+			q = pl.level - 1;
+		}
+		if (!q) {	/* into a full leaf */
+			struct ridr_node *leaf;
+			unsigned int j;
+
+			if (!st)
+				return;
+			leaf = ridr_stock_node(map, st, 0);
+			for (j = 0; j < b->n; j++) {
+				unsigned long rid = ridr_bucket_id(b, j, pl.lo);
+				void *e = ridr_protected(ridr_entries(b)[j]);
+
+				if (rid < pl.lo || rid > pl.hi || !e)
+					continue;
+				d = ridr_digit(rid, 0);
+				rk_rcu_init_pointer(leaf->slots[d],
+						    e == RIDR_RESERVED ? NULL : e);
+				leaf->free &= ~(1ULL << d);
+				leaf->count++;
+			}
+			d = ridr_digit(id, 0);
+			rk_rcu_init_pointer(leaf->slots[d], ptr);
+			leaf->free &= ~(1ULL << d);
+			leaf->count++;
+			ridr_place_set(map, &pl, pl.root ?
+				       ridr_root_word(leaf, 0) : (void *)leaf);
+			if (!pl.root)
+				pl.parent->nfull++;
+			ridr_bucket_unref(map, b, m);
+			return;
+		}
+		d = ridr_digit(id, q);
+		f = NULL;
+		if (st) {
+			uint64_t digits = 0;
+			unsigned int j;
+
+			f = ridr_stock_node(map, st, q);
+			for (j = 0; j < b->n; j++) {
+				unsigned long rid = ridr_bucket_id(b, j, pl.lo);
+
+				if (rid >= pl.lo && rid <= pl.hi &&
+				    ridr_protected(ridr_entries(b)[j]))
+					digits |= 1ULL << ridr_digit(rid, q);
+			}
+			while (digits) {
+				j = rk_ffs64(digits);
+				digits &= digits - 1;
+				rk_rcu_init_pointer(f->slots[j],
+						    ridr_bucket_word(b));
+				f->count++;
+				b->u.w.refs++;
+			}
+			ridr_place_set(map, &pl, pl.root ?
+				       ridr_root_word(f, q) : (void *)f);
+			if (!pl.root)
+				pl.parent->nfull++;
+			b->u.w.refs--;	/* @pl no longer points to @b */
+		}
+		if (pl.root && id > ridr_span(q)) {
+			/* The root bucket could not widen (W7): grow above
+			 * the new full root. */
+			ridr_grow(map, st, need, f, q, ridr_levels_for(id) - 1,
+				  id, entry);
+			return;
+		}
+		pl.root = false;
+		pl.parent = f;
+		pl.slot = f ? &f->slots[d] : NULL;
+		pl.level = q;
+		pl.lo = ridr_slot_base(id, q, d);
+		pl.hi = pl.lo | ridr_slot_span(q);
+		if (!ridr_bucket_count(b, pl.lo, pl.hi)) {
+			ridr_new_bucket(map, st, need, f, q, id, entry);
+			return;
+		}
+		/* The slot of @id reaches @b (shared): go on there. */
+	}
+}
+
+/*
+ * Insert free id @id with @ptr: plan (@st NULL, counts into *@need) or
+ * run (takes from @st).
+ */
+static void ridr_insert(struct ridr *map, unsigned long id, void *ptr,
+			struct ridr_stock *st, struct ridr_need *need)
+{
+	struct ridr_node *path[RIDR_MAX_LEVELS];
+	void *entry = ptr ? ptr : RIDR_RESERVED;	/* in buckets */
+	void *w = ridr_protected(map->root);
+	struct ridr_place pl;
+	struct ridr_node *node;
+	unsigned int level, top, d;
+
+	if (!w) {
+		unsigned int ks = ridr_root_kshift(id);
+		struct ridr_bucket *b;
+
+		if (!st) {
+			need->bucket_cap = ridr_bucket_cap_for(1);
+			need->bucket_kshift = ks;
+			return;
+		}
+		b = ridr_stock_bucket(map, st, ks);
+		ridr_bucket_push(b, id, entry);
+		b->u.w.live = 1;
+		rk_rcu_assign_pointer(map->root, ridr_bucket_word(b));
+		return;
+	}
+	if (ridr_kind(w)) {
+		struct ridr_bucket *b = ridr_to_bucket(w);
+		unsigned int ks = b->kshift;
+
+		pl.root = true;
+		pl.slot = NULL;
+		pl.parent = NULL;
+		pl.level = 0;
+		pl.lo = 0;
+		pl.hi = ridr_low_mask(ks);
+		if (ks < RIDR_ID_BITS && (id >> ks) &&
+		    b->u.w.live + 1 <= RIDR_BUCKET_MAX) {
+			/* W7 for a root bucket: a wider copy. */
+			struct ridr_bucket *nb;
+
+			ks = ridr_root_kshift(id);
+			if (!st) {
+				need->bucket_cap =
+					ridr_bucket_cap_for(b->u.w.live + 1);
+				need->bucket_kshift = ks;
+				return;
+			}
+			nb = ridr_stock_bucket(map, st, ks);
+			ridr_bucket_copy(nb, b, pl.lo, pl.hi, true, id, entry);
+			nb->u.w.live = b->u.w.live + 1;
+			rk_rcu_assign_pointer(map->root, ridr_bucket_word(nb));
+			ridr_retire_bucket(map, b);
+			return;
+		}
+		ridr_bucket_insert(map, pl, b, id, entry, ptr, st, need);
+		return;
+	}
+	top = ridr_root_level(w);
+	node = ridr_to_node(w);
+	if (id > ridr_span(top)) {
+		ridr_grow(map, st, need, node, top, ridr_levels_for(id) - 1,
+			  id, entry);
+		return;
+	}
+	for (level = top;; level--) {
+		void *s;
+
+		d = ridr_digit(id, level);
+		if (!level) {	/* W8 */
+			if (st) {
+				if (ptr)
+					rk_rcu_assign_pointer(node->slots[d], ptr);
+				ridr_leaf_take(node, d, path, top, id);
+			}
+			return;
+		}
+		s = ridr_protected(node->slots[d]);
+		if (!s) {
+			void *prev = d ? ridr_protected(node->slots[d - 1]) :
+					 NULL;
+
+			if (level == 1 && prev && !ridr_kind(prev)) {
+				/* Dense growth: the leaf on the left exists,
+				 * so start a full leaf here too. */
+				struct ridr_node *leaf;
+
+				if (!st) {
+					need->nodes++;
+					return;
+				}
+				leaf = ridr_stock_node(map, st, 0);
+				rk_rcu_init_pointer(
+					leaf->slots[ridr_digit(id, 0)], ptr);
+				leaf->free &= ~(1ULL << ridr_digit(id, 0));
+				leaf->count = 1;
+				rk_rcu_assign_pointer(node->slots[d], leaf);
+				node->count++;
+				node->nfull++;
+				return;
+			}
+			ridr_new_bucket(map, st, need, node, level, id, entry);
+			return;
+		}
+		if (ridr_kind(s)) {
+			pl.root = false;
+			pl.slot = &node->slots[d];
+			pl.parent = node;
+			pl.level = level;
+			pl.lo = ridr_slot_base(id, level, d);
+			pl.hi = pl.lo | ridr_slot_span(level);
+			ridr_bucket_insert(map, pl, ridr_to_bucket(s), id,
+					   entry, ptr, st, need);
+			return;
+		}
+		path[level] = node;
+		node = ridr_to_node(s);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocation entry points                                             */
+
+/* The id an allocation takes: lowest free in [@min, @max], or from the
+ * cursor with wrap-around. */
+static int ridr_pick(const struct ridr *map, unsigned long min,
+		     unsigned long max, bool cyclic, unsigned long *idp)
+{
+	unsigned long start = min, id;
+	int ret;
+
+	if (cyclic) {
+		start = rk_read_once(map->next);
+		if (start < min || start > max)
+			start = min;
+	}
+	ret = ridr_next_free(map, start, &id);
+	if (!ret && id > max)
+		ret = -ENOSPC;
+	if (ret == -ENOSPC && start > min) {
+		ret = ridr_next_free(map, min, &id);
+		if (!ret && id >= start)
+			ret = -ENOSPC;
+	}
+	if (!ret)
+		*idp = id;
+	return ret;
+}
+
+static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
+			 unsigned long max, unsigned long *idp, bool cyclic,
+			 struct ridr_preload *pl)
+{
+	struct ridr_need need = { 0, 0, 0 };
+	struct ridr_stock st;
+	unsigned long id;
+	int ret;
+
+	ret = ridr_pick(map, min, max, cyclic, &id);
+	if (ret)
+		return ret;
+	ridr_insert(map, id, ptr, NULL, &need);
+	st.nr = 0;
+	st.bucket = NULL;
+	if (need.nodes || need.bucket_cap) {
+		ret = ridr_stock_fill(map, &st, &need, pl, true);
+		if (ret)
+			return ret;	/* nothing changed */
+	}
+	ridr_insert(map, id, ptr, &st, &need);
+	rk_warn_on_once(st.nr || st.bucket);	/* the plan was exact */
+	ridr_stock_drain(map, &st);
+	rk_write_once(map->count, map->count + 1);
+	if (cyclic)	/* wraps to 0 past RIDR_MAX_ID, then restarts at min */
+		rk_write_once(map->next, id + 1);
+	*idp = id;
+	return 0;
+}
+
+int __ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
+		 unsigned long max, unsigned long *idp,
+		 struct ridr_preload *pl)
+{
+	if (!map || !idp || min > max)
+		return -EINVAL;
+	return ridr_do_alloc(map, ptr, min, max, idp, false, pl);
+}
+rk_export_symbol(__ridr_alloc);
+
+int __ridr_alloc_cyclic(struct ridr *map, void *ptr, unsigned long min,
+			unsigned long max, unsigned long *idp,
+			struct ridr_preload *pl)
+{
+	if (!map || !idp || min > max)
+		return -EINVAL;
+	return ridr_do_alloc(map, ptr, min, max, idp, true, pl);
+}
+rk_export_symbol(__ridr_alloc_cyclic);
+
+/*
+ * The locked allocation: allocates without sleeping under the map's
+ * lock (the common case needs no retry); if that fails, drops the lock,
+ * preloads with RK_GFP_KERNEL and retries (the tree may have changed
+ * meanwhile: the preload covers any insertion into [@min, @max]).  What
+ * the retry did not use becomes the map's spares.
+ */
+static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
+			     unsigned long max, unsigned long *idp,
+			     bool cyclic)
+{
+	struct ridr_preload pl = RIDR_PRELOAD_INIT;
+	unsigned int spares;
+	int ret, tries;
+
+	if (!map || !idp || min > max)
+		return -EINVAL;
+	spares = ridr_spares(map);
+	for (tries = 0;; tries++) {
+		ridr_lock(map);
+		ret = ridr_do_alloc(map, ptr, min, max, idp, cyclic, &pl);
+		ridr_unlock(map);
+		if (ret != -ENOMEM || tries == 2)
+			break;
+		if (ridr_preload(&pl, map, max, RK_GFP_KERNEL))
+			break;	/* -ENOMEM, map unchanged */
+	}
+	if (ret)	/* the map as it was: only its own spares go back */
+		ridr_preload_return(&pl, spares);
+	else
+		ridr_preload_end(&pl);
+	return ret;
+}
+
+int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
+	       unsigned long max, unsigned long *idp)
+{
+	return ridr_alloc_locked(map, ptr, min, max, idp, false);
+}
+rk_export_symbol(ridr_alloc);
+
+int ridr_alloc_cyclic(struct ridr *map, void *ptr, unsigned long min,
+		      unsigned long max, unsigned long *idp)
+{
+	return ridr_alloc_locked(map, ptr, min, max, idp, true);
+}
+rk_export_symbol(ridr_alloc_cyclic);
+
+/* ------------------------------------------------------------------ */
+/* Lookup for writers                                                  */
+
+/*
+ * Where allocated id @id lives: a full leaf (*@leafp, slot digit) or a
+ * bucket record (*@bp, index).  @path[l] gets the full node at level l
+ * on the way (root included).  -ENOENT if @id is not allocated.
+ */
+struct ridr_spot {
+	struct ridr_node *path[RIDR_MAX_LEVELS];
+	unsigned int top;	/* root level (full root) */
+	bool root_bucket;
+	struct ridr_node *leaf;
+	struct ridr_bucket *b;
+	unsigned int level;	/* level of the node whose slot holds @b */
+	int i;
+};
+
+static int ridr_locate(const struct ridr *map, unsigned long id,
+		       struct ridr_spot *sp)
+{
+	void *w = ridr_protected(map->root);
+	struct ridr_node *node;
+	unsigned int level;
+
+	sp->leaf = NULL;
+	sp->b = NULL;
+	sp->root_bucket = false;
+	if (!w)
+		return -ENOENT;
+	if (ridr_kind(w)) {
+		struct ridr_bucket *b = ridr_to_bucket(w);
+
+		if (b->kshift < RIDR_ID_BITS && (id >> b->kshift))
+			return -ENOENT;
+		sp->root_bucket = true;
+		sp->b = b;
+		goto bucket;
+	}
+	sp->top = ridr_root_level(w);
+	if (id > ridr_span(sp->top))
+		return -ENOENT;
+	node = ridr_to_node(w);
+	for (level = sp->top;; level--) {
+		unsigned int d = ridr_digit(id, level);
+		void *s;
+
+		sp->path[level] = node;
+		if (!level) {
+			if (node->free & (1ULL << d))
+				return -ENOENT;
+			sp->leaf = node;
+			return 0;
+		}
+		s = ridr_protected(node->slots[d]);
+		if (!s)
+			return -ENOENT;
+		if (ridr_kind(s)) {
+			sp->b = ridr_to_bucket(s);
+			sp->level = level;
+			goto bucket;
+		}
+		node = ridr_to_node(s);
+	}
+bucket:
+	sp->i = ridr_bucket_index(sp->b, id);
+	if (sp->i < 0 || !ridr_protected(ridr_entries(sp->b)[sp->i]))
+		return -ENOENT;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Replace                                                             */
+
+int __ridr_replace(struct ridr *map, void *ptr, unsigned long id,
+		   void **oldp)
+{
+	struct ridr_spot sp;
+	void *old;
+
+	if (!map)
+		return -EINVAL;
+	if (ridr_locate(map, id, &sp))
+		return -ENOENT;
+	if (sp.leaf) {
+		unsigned int d = ridr_digit(id, 0);
+
+		old = ridr_protected(sp.leaf->slots[d]);
+		if (ptr)
+			rk_rcu_assign_pointer(sp.leaf->slots[d], ptr);
+		else
+			rk_rcu_init_pointer(sp.leaf->slots[d], NULL);
+	} else {
+		old = ridr_protected(ridr_entries(sp.b)[sp.i]);
+		if (old == RIDR_RESERVED)
+			old = NULL;
+		/* W2; a reservation is the marker, never NULL (W3). */
+		rk_rcu_assign_pointer(ridr_entries(sp.b)[sp.i],
+				      ptr ? ptr : RIDR_RESERVED);
+	}
+	if (oldp)
+		*oldp = old;
+	return 0;
+}
+rk_export_symbol(__ridr_replace);
+
+int ridr_replace(struct ridr *map, void *ptr, unsigned long id, void **oldp)
+{
+	int ret;
+
+	if (!map)
+		return -EINVAL;
+	ridr_lock(map);
+	ret = __ridr_replace(map, ptr, id, oldp);
+	ridr_unlock(map);
+	return ret;
+}
+rk_export_symbol(ridr_replace);
+
+/* ------------------------------------------------------------------ */
+/* Removal and what it may collapse                                    */
+
+/* The parent of the object at level @level on @id's path: the node at
+ * level + 1, or NULL if that object is the root. */
+static struct ridr_node *ridr_parent(const struct ridr *map,
+				     unsigned long id, unsigned int level,
+				     unsigned int *top)
+{
+	void *w = ridr_protected(map->root);
+	struct ridr_node *node;
+	unsigned int l;
+
+	if (!w || ridr_kind(w))
+		return NULL;
+	*top = ridr_root_level(w);
+	if (level >= *top || id > ridr_span(*top))
+		return NULL;
+	node = ridr_to_node(w);
+	for (l = *top; l > level + 1; l--) {
+		void *s = ridr_protected(node->slots[ridr_digit(id, l)]);
+
+		if (!s || ridr_kind(s))
+			return NULL;
+		node = ridr_to_node(s);
+	}
+	return node;
+}
+
+/* Unlink slot @d of @parent (level @level) and retire what it held
+ * (W11, W12); the slot is free again. */
+static void ridr_unlink_slot(struct ridr *map, struct ridr_node *parent,
+			     unsigned int level, unsigned int d)
+{
+	void *s = ridr_protected(parent->slots[d]);
+
+	rk_rcu_init_pointer(parent->slots[d], NULL);
+	parent->count--;
+	parent->free |= 1ULL << d;
+	(void)level;
+	if (ridr_kind(s)) {
+		ridr_bucket_unref(map, ridr_to_bucket(s), 0);
+	} else {
+		parent->nfull--;
+		ridr_retire_node(map, ridr_to_node(s));
+	}
+}
+
+/* Whether the object @s in a slot holds no id. */
+static bool ridr_slot_empty(void *s)
+{
+	if (ridr_kind(s)) {
+		struct ridr_bucket *b = ridr_to_bucket(s);
+
+		return b->u.w.refs == 1 && b->u.w.live == 0;
+	}
+	return ridr_to_node(s)->count == 0;
+}
+
+/*
+ * If the object in the slot of level @level that covers @id is empty,
+ * unlink it, then every ancestor left empty but the root.  Free bits
+ * are restored on the way up: an unlinked slot is free, and a node that
+ * lost a child has a free slot.
+ */
+static void ridr_prune(struct ridr *map, unsigned long id, unsigned int level)
+{
+	unsigned int top;
+
+	for (;;) {
+		struct ridr_node *parent = ridr_parent(map, id, level, &top);
+		unsigned int d;
+		void *s;
+
+		if (!parent)
+			return;
+		d = ridr_digit(id, level + 1);
+		s = ridr_protected(parent->slots[d]);
+		if (!s || !ridr_slot_empty(s))
+			return;
+		ridr_unlink_slot(map, parent, level + 1, d);
+		/* The ancestors' free bits: every node above has a free id
+		 * now (this slot). */
+		{
+			unsigned int l;
+			void *w = ridr_protected(map->root);
+			struct ridr_node *node = ridr_to_node(w);
+
+			for (l = top; l > level + 1; l--) {
+				node->free |= 1ULL << ridr_digit(id, l);
+				node = ridr_to_node(
+					ridr_protected(node->slots[ridr_digit(id, l)]));
+			}
+		}
+		if (parent->count || level + 1 >= top)
+			return;
+		level++;
+	}
+}
+
+/*
+ * The object at level @level covering @id has just become empty: keep
+ * it for the next allocation, and let go of the one kept before (it is
+ * unlinked if it is still empty).  At most one emptied object (with the
+ * full nodes above it) stays: the idle bound of ridr.h.
+ */
+static void ridr_keep(struct ridr *map, unsigned long id, unsigned int level)
+{
+	if (map->keep_level >= 0) {
+		unsigned long span = ridr_span(level);
+
+		if ((unsigned int)map->keep_level == level &&
+		    (map->keep_id & ~span) == (id & ~span))
+			return;	/* the same object */
+		ridr_prune(map, map->keep_id, (unsigned int)map->keep_level);
+	}
+	map->keep_id = id;
+	map->keep_level = (int)level;
+}
+
+/* While the full root uses only slot 0, make that child the root (W10). */
+static void ridr_shrink(struct ridr *map)
+{
+	for (;;) {
+		void *w = ridr_protected(map->root), *s;
+		struct ridr_node *root;
+		unsigned int top;
+
+		if (!w || ridr_kind(w))
+			return;
+		root = ridr_to_node(w);
+		top = ridr_root_level(w);
+		if (!top || root->count != 1)
+			return;
+		s = ridr_protected(root->slots[0]);
+		if (!s)
+			return;
+		if (ridr_kind(s)) {
+			struct ridr_bucket *b = ridr_to_bucket(s);
+
+			if (b->u.w.refs != 1 || b->kshift != top * RIDR_SHIFT)
+				return;
+			rk_rcu_assign_pointer(map->root, s);
+		} else {
+			rk_rcu_assign_pointer(map->root,
+					      ridr_root_word(ridr_to_node(s),
+							     top - 1));
+		}
+		ridr_retire_node(map, root);
+		if (map->keep_level >= (int)top)
+			map->keep_level = -1;
+	}
+}
+
+/*
+ * W9: replace the full node @node (level @level; the root if @parent is
+ * NULL, else slot @d of @parent) by one bucket with its ids, if it has
+ * no full child and at most @limit ids.  Skipped (false) if not, or if
+ * no bucket can be had without sleeping.
+ */
+static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
+			  unsigned int level, struct ridr_node *parent,
+			  unsigned int d, unsigned long base,
+			  unsigned int limit)
+{
+	unsigned int total = 0, e, ks;
+	unsigned long max = 0;
+	struct ridr_bucket *nb;
+
+	if (node->nfull || !node->count || node->count > limit)
+		return false;
+	for (e = 0; e < RIDR_SLOTS; e++) {
+		unsigned long lo = ridr_slot_base(base, level, e);
+		void *s = ridr_protected(node->slots[e]);
+
+		if (level) {
+			unsigned int c;
+
+			if (!s)
+				continue;
+			c = ridr_bucket_count(ridr_to_bucket(s), lo,
+					      lo | ridr_slot_span(level));
+			if (c)
+				max = ridr_bucket_max(ridr_to_bucket(s), lo,
+						      lo | ridr_slot_span(level));
+			total += c;
+		} else if (!(node->free & (1ULL << e))) {
+			total++;
+			max = lo;
+		}
+	}
+	if (!total || total > limit)
+		return false;
+	ks = parent ? (level + 1) * RIDR_SHIFT : ridr_root_kshift(max);
+	nb = ridr_bucket_new(map, ks, ridr_bucket_cap_for(total));
+	if (!nb)
+		return false;
+	for (e = 0; e < RIDR_SLOTS; e++) {
+		unsigned long lo = ridr_slot_base(base, level, e);
+		void *s = ridr_protected(node->slots[e]);
+
+		if (level) {
+			if (s)
+				ridr_bucket_copy(nb, ridr_to_bucket(s), lo,
+						 lo | ridr_slot_span(level), false,
+						 0, NULL);
+		} else if (!(node->free & (1ULL << e))) {
+			ridr_bucket_push(nb, lo, s ? s : RIDR_RESERVED);
+		}
+	}
+	nb->u.w.live = total;
+	if (parent) {
+		rk_rcu_assign_pointer(parent->slots[d], ridr_bucket_word(nb));
+		parent->nfull--;
+	} else {
+		rk_rcu_assign_pointer(map->root, ridr_bucket_word(nb));
+	}
+	/* Unreachable now (W12): its buckets, then the node. */
+	if (level) {
+		for (e = 0; e < RIDR_SLOTS; e++) {
+			void *s = ridr_protected(node->slots[e]);
+
+			if (s)
+				ridr_bucket_unref(map, ridr_to_bucket(s), 0);
+		}
+	}
+	ridr_retire_node(map, node);
+	return true;
+}
+
+/* After a removal on @id's path (@sp): collapse what fell small, from
+ * the bottom up. */
+static void ridr_tidy(struct ridr *map, unsigned long id,
+		      const struct ridr_spot *sp)
+{
+	unsigned int level = sp->leaf ? 0 : sp->level;
+	unsigned int top = sp->top;
+
+	for (; level <= top; level++) {
+		struct ridr_node *node = sp->path[level];
+		struct ridr_node *parent = level < top ? sp->path[level + 1] :
+					   NULL;
+		unsigned int d = parent ? ridr_digit(id, level + 1) : 0;
+		unsigned int limit = level ? RIDR_MERGE_MAX : RIDR_COLLAPSE_MAX;
+
+		if (!ridr_collapse(map, node, level, parent, d,
+				   id & ~ridr_span(level), limit))
+			return;
+	}
+}
+
+int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
+{
+	struct ridr_spot sp;
+	void *old;
+
+	if (!map)
+		return -EINVAL;
+	if (ridr_locate(map, id, &sp))
+		return -ENOENT;
+	rk_write_once(map->count, map->count - 1);
+	if (sp.leaf) {	/* W8 */
+		unsigned int d = ridr_digit(id, 0), level;
+
+		old = ridr_protected(sp.leaf->slots[d]);
+		rk_rcu_init_pointer(sp.leaf->slots[d], NULL);
+		sp.leaf->free |= 1ULL << d;
+		sp.leaf->count--;
+		/* The leaf has a free id now: set the bits above it up to
+		 * the first that was already set. */
+		for (level = 1; level <= sp.top; level++) {
+			uint64_t bit = 1ULL << ridr_digit(id, level);
+
+			if (sp.path[level]->free & bit)
+				break;
+			sp.path[level]->free |= bit;
+		}
+		if (!sp.leaf->count && sp.top)
+			ridr_keep(map, id, 0);
+		else if (sp.leaf->count)
+			ridr_tidy(map, id, &sp);
+	} else {	/* W3 */
+		struct ridr_bucket *b = sp.b;
+
+		old = ridr_protected(ridr_entries(b)[sp.i]);
+		if (old == RIDR_RESERVED)
+			old = NULL;
+		rk_rcu_init_pointer(ridr_entries(b)[sp.i], NULL);
+		b->u.w.live--;
+		if (!sp.root_bucket) {
+			struct ridr_node *parent = sp.path[sp.level];
+
+			if (!b->u.w.live && b->u.w.refs > 1) {
+				/* A shared bucket with nothing left: unlink
+				 * every slot that reaches it. */
+				unsigned int e;
+				void *word = ridr_bucket_word(b);
+
+				for (e = 0; e < RIDR_SLOTS; e++)
+					if (ridr_protected(parent->slots[e]) ==
+					    word)
+						ridr_unlink_slot(map, parent,
+								 sp.level, e);
+				if (!parent->count && sp.level < sp.top)
+					ridr_keep(map, id, sp.level);
+			} else if (!b->u.w.live) {
+				ridr_keep(map, id, sp.level - 1);
+			} else {
+				ridr_tidy(map, id, &sp);
+			}
+		}
+	}
+	ridr_shrink(map);
+	if (oldp)
+		*oldp = old;
+	return 0;
+}
+rk_export_symbol(__ridr_remove);
+
+int ridr_remove(struct ridr *map, unsigned long id, void **oldp)
+{
+	int ret;
+
+	if (!map)
+		return -EINVAL;
+	ridr_lock(map);
+	ret = __ridr_remove(map, id, oldp);
+	ridr_unlock(map);
+	return ret;
+}
+rk_export_symbol(ridr_remove);
