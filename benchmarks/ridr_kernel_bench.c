@@ -776,7 +776,7 @@ static int cmd_lookup(bool quick, int rounds, double seconds,
 
 			seq[i] = ids ? ids[k] : k;
 		}
-		/* Every structure built once, measured round-robin. */
+		/* Each round builds every structure afresh, one at a time. */
 		for (int round = 0; round < rounds; round++) {
 			for (size_t i = 0; i < LK_NST; i++) {
 				enum st st = lk_st[i];
