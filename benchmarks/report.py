@@ -25,8 +25,9 @@ headline is always a ratio measured in one run; absolute figures on a
 `valgrind --tool=callgrind`, which is repeatable here where wall-clock
 time is not.  Timing is never asserted by a test.
 
-Reproduce: `scripts/bench.sh` (about 4-5 minutes; `--quick` in about 20
-seconds checks the drivers and the output format only).  Results land in
+Reproduce: `scripts/bench.sh` (about 6-9 minutes, 3 of them the kernel
+baselines; `--quick` in about a minute checks the drivers and the output
+format only).  Results land in
 `out/bench/`: `results.md`, one JSON per workload, PNG charts.  The
 headline below: `python3 benchmarks/summary.py out/bench`.  This page:
 `python3 benchmarks/report.py out/bench docs/benchmarks.md docs/img`.
