@@ -5,6 +5,11 @@ Usage: plot.py [--check-only] RESULT.json [...]
 For each X.json writes X.png (unless --check-only).  Exits non-zero when a
 file is malformed: missing keys, lengths that disagree, non-positive or
 non-finite rates, or a ratio that does not match the medians.
+
+Two schemas: the threads harness's (benchmarks/lib/bench.c: "variants",
+one line per variant over thread counts) and single-thread tables with
+"groups" and "series" (ridr_kernel_bench, kbase_icount.sh: one bar per
+series in each group; a null value is a structure that cannot run there).
 """
 import json
 import math
@@ -15,9 +20,27 @@ import sys
 import tempfile
 
 
+def validate_bars(path, d):
+    for key in ("benchmark", "title", "unit", "groups", "series"):
+        if key not in d:
+            raise ValueError(f"{path}: missing key {key!r}")
+    n = len(d["groups"])
+    if n == 0 or not d["series"]:
+        raise ValueError(f"{path}: no groups or no series")
+    for v in d["series"]:
+        if len(v["values"]) != n:
+            raise ValueError(f"{path}: {v['name']} has {len(v['values'])} values, expected {n}")
+        for x in v["values"]:
+            if x is not None and not (isinstance(x, (int, float)) and math.isfinite(x) and x >= 0):
+                raise ValueError(f"{path}: {v['name']} has bad value {x!r}")
+    return d
+
+
 def validate(path):
     with open(path) as f:
         d = json.load(f)
+    if "series" in d:
+        return validate_bars(path, d)
     for key in ("benchmark", "title", "threads", "variants", "baseline",
                 "ours", "ratio_ours_over_baseline", "machine"):
         if key not in d:
@@ -50,10 +73,44 @@ def validate(path):
     return d
 
 
+def plot_bars(gp, path, d):
+    png = os.path.splitext(path)[0] + ".png"
+    vals = [x for v in d["series"] for x in v["values"] if x is not None]
+    log = d.get("log") and all(x > 0 for x in vals)
+    with tempfile.TemporaryDirectory() as tmp:
+        dat = os.path.join(tmp, "data.dat")
+        with open(dat, "w") as f:
+            for i, g in enumerate(d["groups"]):
+                row = [f'"{g}"'] + ["?" if v["values"][i] is None else
+                                    str(v["values"][i]) for v in d["series"]]
+                f.write(" ".join(row) + "\n")
+        cols = [f"'{dat}' using {k + 2}:xtic(1) title '{v['name']}'"
+                for k, v in enumerate(d["series"])]
+        script = "\n".join([
+            "set terminal pngcairo size 900,560 noenhanced",
+            f"set output '{png}'",
+            f"set title '{d['benchmark']}: {d['title']}'",
+            f"set ylabel '{d['unit']}'",
+            "set style data histograms",
+            "set style histogram clustered gap 1",
+            "set style fill solid 0.8 border -1",
+            "set key outside right",
+            "set grid ytics",
+            "set datafile missing '?'",
+            "set logscale y" if log else "set yrange [0:*]",
+            "plot " + ", ".join(cols),
+        ])
+        subprocess.run([gp], input=script, text=True, check=True)
+    print(f"plot.py: wrote {png}", file=sys.stderr)
+
+
 def plot(path, d):
     gp = shutil.which("gnuplot")
     if not gp:
         print(f"plot.py: gnuplot not installed, no chart for {path}", file=sys.stderr)
+        return
+    if "series" in d:
+        plot_bars(gp, path, d)
         return
     png = os.path.splitext(path)[0] + ".png"
     with tempfile.TemporaryDirectory() as tmp:

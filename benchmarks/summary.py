@@ -4,8 +4,10 @@
 Usage: summary.py OUT_DIR
 Prints, as markdown: ours / old-design ratios per workload at 1 thread,
 nproc threads and the oversubscribed point, then ridr's targets from
-issue 3 with the measured value next to each.  Reads only what bench.sh
-wrote; prints "n/a" for anything missing.
+issue 3 with the measured value next to each, then issue 10's targets
+against the kernel's own IDR, XArray and maple tree (when bench.sh ran
+ridr_kernel_bench).  Reads only what bench.sh wrote; prints "n/a" for
+anything missing.
 """
 import glob
 import json
@@ -78,7 +80,62 @@ def main(out):
             hog = median(b, "ridr_cpu_hog")
             if hog and hog[0] > 0:
                 print(f"| same, against a control: the writer's 64 ids held still by a CPU hog (same tree) | >= 0.9x | {rb[0] / hog[0]:.2f}x |")
+    kernel_targets(out)
     return 0
+
+
+def series(d, name):
+    for v in d["series"]:
+        if v["name"] == name:
+            return v
+    return None
+
+
+def kernel_targets(out):
+    """Issue 10's targets, ridr against the kernel baselines (one run)."""
+    mem = load(os.path.join(out, "kbase_memory.json"))
+    lk = load(os.path.join(out, "kbase_lookup.json"))
+    ic = load(os.path.join(out, "kbase_icount.json"))
+    ch = load(os.path.join(out, "kbase_churn.json"))
+    if not (mem or lk or ic or ch):
+        return
+    print("\n| ridr target (issue 10), against Linux 6.1 | target | ridr | idr | xarray | maple |\n|---|---|---|---|---|---|")
+    kern = ("idr", "xarray", "maple")
+    if mem:
+        rows = {r["workload"]: r for r in mem["rows"]}
+        quick = " (quick sizes)" if mem.get("quick") else ""
+        for key, what, target, whole in (
+                ("a_random2048", "2048 random ids in [0, 2^31), whole map (heap)", "<= 64 KiB", True),
+                ("b_random", "random 31-bit ids, bytes per id (heap)", "<= 40 B", False),
+                ("c_cyclic", "cyclic, 0.1% long-lived, bytes per id (heap)", "<= 16 B", False),
+                ("d_dense", "dense, bytes per id (heap)", "<= 9.5 B", False)):
+            r = rows.get(key)
+            if not r:
+                continue
+            def fmt(name):
+                b = r["heap_bytes"][name]
+                return f"{b / 1024:.1f} KiB" if whole else f"{b / r['live']:.1f} B"
+            print(f"| {what}{quick} | {target}, and below all three | {fmt('ridr')} | "
+                  + " | ".join(fmt(k) for k in kern) + " |")
+    if lk:
+        ns = {v["name"]: v["values"] for v in lk["series"]}
+        r, f = ns["ridr"], ns.get("flat")
+        if f and f[0]:
+            print(f"| find latency vs flat array, 4096 dense ids | <= 1.25x | {r[0] / f[0]:.2f}x | "
+                  + " | ".join(f"{ns[k][0] / f[0]:.2f}x" for k in kern) + " |")
+        print(f"| random find among {lk['groups'][1].split('_')[-1]} sparse 31-bit ids, ns | 2x faster than maple and xarray | {r[1]:.1f} | "
+              + " | ".join(f"{ns[k][1]:.1f} ({ns[k][1] / r[1]:.2f}x)" for k in kern) + " |")
+    if ic:
+        v = {s["name"]: s["values"][0] for s in ic["series"]}
+        print(f"| instructions per find, {ic['ids']} ids | <= 25 | {v['ridr']:.1f} | "
+              + " | ".join(f"{v[k]:.1f}" for k in kern) + " |")
+    if ch:
+        rate = {v["name"]: v["values"] for v in ch["series"]}
+        for i, pat in enumerate(ch["groups"]):
+            rr = rate["ridr"][i]
+            print(f"| churn '{pat}': ridr / spin_stack >= 0.6x, ridr / idr >= 3x | >= 0.6x, >= 3x | "
+                  f"{rr / rate['spin_stack'][i]:.2f}x, {rr / rate['idr'][i]:.2f}x | "
+                  + " | ".join(f"{rate[k][i]:.2f} M/s" for k in kern) + " |")
 
 
 if __name__ == "__main__":

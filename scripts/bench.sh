@@ -44,6 +44,17 @@ run ipc_semopbench "$BIN/history_bench" semop
 if $quick; then export RK_ICOUNT_K=2000 RK_ICOUNT_SIZES="64 4096"; fi
 scripts/icount.sh "$BIN/ridr_lookup_bench" "$OUT/ridr_icount.table.json" |
 	tee -a "$OUT/results.md"
+# The kernel's own IDR, XArray and maple tree next to ridr, one thread,
+# one process (needs linux-source-6.1: scripts/setup.sh).
+if [[ -x $BIN/ridr_kernel_bench ]]; then
+	for w in memory lookup churn; do
+		run "kbase_$w" "$BIN/ridr_kernel_bench" "$w"
+	done
+	scripts/kbase_icount.sh "$BIN/ridr_kernel_bench" "$OUT/kbase_icount.json" |
+		tee -a "$OUT/results.md"
+else
+	echo "bench: no ridr_kernel_bench (linux-source-6.1 not installed): no kernel baselines" >&2
+fi
 # Charts for the side-by-side (harness) results.
 harness=()
 for f in "$OUT"/*.json; do

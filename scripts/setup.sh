@@ -4,8 +4,12 @@
 #   --kernel  also the kernel-backport tool chain (sources, coccinelle, qemu).
 set -euo pipefail
 
+# linux-source-6.1 (+ xz-utils to unpack it): the benchmarks' kernel
+# baselines, Linux 6.1's IDR, XArray and maple tree, are built from its
+# tarball (third_party/linux_6_1/); without it they are left out.
 BASE_PKGS=(bazel-bootstrap gcc g++ binutils libc6-dev liburcu-dev
-	   libcriterion-dev pkg-config python3 gnuplot-nox valgrind)
+	   libcriterion-dev pkg-config python3 gnuplot-nox valgrind
+	   linux-source-6.1 xz-utils)
 KERNEL_PKGS=(linux-source-6.1 linux-source-6.12 coccinelle qemu-system-x86
 	     busybox-static bc bison flex libelf-dev libssl-dev cpio xz-utils
 	     kmod ccache perl make git)
