@@ -978,11 +978,15 @@ static double churn_rate(enum st s, enum pattern p, double seconds,
 /* ridr node allocations per pair, through compat's allocator hook. */
 static unsigned long hook_allocs;
 
-static void *count_alloc(size_t size, void *ctx)
+static void *count_alloc(size_t size, size_t align, void *ctx)
 {
 	(void)ctx;
 	__atomic_add_fetch(&hook_allocs, 1, __ATOMIC_RELAXED);
-	return calloc(1, size);
+	void *p;
+
+	if (posix_memalign(&p, align, size))
+		return NULL;
+	return p;
 }
 
 static void count_free(void *p, size_t size, void *ctx)

@@ -14,20 +14,52 @@
 
 #include "compat/compat.h"
 
+/*
+ * The loops below run once per key width, on a typed array: @b's keys
+ * are @type, the record count is @n.  RIDR_KEYS_SWITCH(b, BODY) expands
+ * BODY for the width of @b with `keys` bound to the array.
+ */
+#define RIDR_KEYS_SWITCH(b, BODY)                                           \
+	do {                                                                \
+		switch (ridr_key_bytes((b)->kshift)) {                      \
+		case 2: {                                                   \
+			const uint16_t *keys = (const void *)(b)->data;     \
+			BODY;                                               \
+			break;                                              \
+		}                                                           \
+		case 4: {                                                   \
+			const uint32_t *keys = (const void *)(b)->data;     \
+			BODY;                                               \
+			break;                                              \
+		}                                                           \
+		default: {                                                  \
+			const uint64_t *keys = (const void *)(b)->data;     \
+			BODY;                                               \
+			break;                                              \
+		}                                                           \
+		}                                                           \
+	} while (0)
+
 int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id)
 {
 	unsigned long key = id & ridr_low_mask(b->kshift);
-	unsigned int n = b->n, i;
+	unsigned int lo = 0, hi = b->n;
+	int found = -1;
 
-	for (i = 0; i < n; i++) {
-		unsigned long k = ridr_key(b, i);
+	/* Binary search over the sorted keys: [lo, hi) may hold @key. */
+	RIDR_KEYS_SWITCH(b, {
+		while (lo < hi) {
+			unsigned int mid = (lo + hi) / 2;
 
-		if (k == key)
-			return (int)i;
-		if (k > key)
-			break;
-	}
-	return -1;
+			if (keys[mid] < key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < b->n && keys[lo] == key)
+			found = (int)lo;
+	});
+	return found;
 }
 
 /* Whether record @i holds an allocated id (an entry or a reservation). */
@@ -37,26 +69,43 @@ static inline bool ridr_record_used(const struct ridr_bucket *b,
 	return rk_rcu_dereference_protected(ridr_entries(b)[i], 1) != NULL;
 }
 
-bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long base,
-		     unsigned long lo, unsigned long hi, unsigned long *out)
+/*
+ * Keys are the low kshift bits of the ids, and [@lo, @hi] lies inside
+ * one range of 2^kshift ids (the slot's), so comparing keys is comparing
+ * ids: search among keys, with @lo and @hi reduced to keys.
+ */
+bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long lo,
+		     unsigned long hi, unsigned long *out, int *tomb)
 {
-	unsigned long cand = lo;
-	unsigned int i;
+	unsigned long mask = ridr_low_mask(b->kshift);
+	unsigned long cand = lo & mask, khi = hi & mask;
+	unsigned int n = b->n, i;
+	int t = -1;
 
-	for (i = 0; i < b->n; i++) {
-		unsigned long id = ridr_bucket_id(b, i, base);
+	RIDR_KEYS_SWITCH(b, {
+		/* Past the last key (cyclic allocation): no scan. */
+		if (n && keys[n - 1] < cand)
+			n = 0;
+		for (i = 0; i < n; i++) {
+			unsigned long k = keys[i];
 
-		if (id < cand || !ridr_record_used(b, i))
-			continue;
-		if (id > cand)
-			break;
-		if (cand == hi)
-			return false;	/* [lo, hi] is taken up to hi */
-		cand++;
-	}
-	if (cand > hi)
+			if (k < cand)
+				continue;
+			if (k > cand)
+				break;
+			if (!ridr_record_used(b, i)) {
+				t = (int)i;	/* a tombstone of cand */
+				break;
+			}
+			if (cand == khi)
+				return false;	/* taken up to hi */
+			cand++;
+		}
+	});
+	if (cand > khi)
 		return false;
-	*out = cand;
+	*out = (lo & ~mask) | cand;
+	*tomb = t;
 	return true;
 }
 

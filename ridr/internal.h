@@ -36,6 +36,9 @@
 
 /* A bucket bursts into a full node rather than hold more ids. */
 #define RIDR_BUCKET_MAX 32
+/* A bucket whose ids all lie in one block of 64 becomes a full leaf
+ * rather than hold more than this many. */
+#define RIDR_LEAF_BURST 16
 /* A full leaf with this many ids or fewer collapses into a bucket, and
  * so does a full internal node with no full child and at most
  * RIDR_MERGE_MAX ids below it (hysteresis: far from RIDR_BUCKET_MAX). */
@@ -290,10 +293,11 @@ void ridr_preload_return(struct ridr_preload *pl, unsigned int spares);
 /* Index of the record whose key is @id's (live, reserved or a
  * tombstone), or -1. */
 int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id);
-/* Lowest id >= @lo and <= @hi that has no live or reserved record in
- * @b (ids of @b are @base | key); false if there is none. */
-bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long base,
-		     unsigned long lo, unsigned long hi, unsigned long *out);
+/* Lowest id in [@lo, @hi] (inside one 2^kshift range) that has no
+ * live or reserved record in @b: false if none; *@tomb gets the index
+ * of the id's tombstone record, or -1 if it has none. */
+bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long lo,
+		     unsigned long hi, unsigned long *out, int *tomb);
 /* Records of @b in [@lo, @hi] with a non-NULL entry. */
 unsigned int ridr_bucket_count(const struct ridr_bucket *b,
 			       unsigned long lo, unsigned long hi);

@@ -178,6 +178,21 @@ rk_export_symbol(__ridr_set_cursor);
 /* Free-id search                                                      */
 
 /*
+ * Where ridr_next_free() found the free id, when it is in an existing
+ * object: a full leaf (@leaf, with the full nodes above it in @path), or
+ * a bucket (@b, with @tomb the id's tombstone record or -1, and @clean
+ * if only this slot reaches it).  Lets an allocation store at once.
+ */
+struct ridr_hint {
+	struct ridr_node *path[RIDR_MAX_LEVELS];
+	unsigned int top;
+	struct ridr_node *leaf;
+	struct ridr_bucket *b;
+	int tomb;
+	bool clean;
+};
+
+/*
  * Lowest free id >= @start, or -ENOSPC if every id from @start to
  * RIDR_MAX_ID is taken.  Full nodes: the @free bitmaps lead down, with at
  * most one step back per level (a set bit at @start's own digit promises
@@ -186,14 +201,15 @@ rk_export_symbol(__ridr_set_cursor);
  * among its records.  Ids beyond the root's range are free.
  */
 static int ridr_next_free(const struct ridr *map, unsigned long start,
-			  unsigned long *out)
+			  unsigned long *out, struct ridr_hint *h)
 {
-	struct ridr_node *path[RIDR_MAX_LEVELS];
 	void *w = ridr_protected(map->root);
 	unsigned long lo = start;
 	unsigned int level, top;
 	struct ridr_node *node;
 
+	h->leaf = NULL;
+	h->b = NULL;
 	if (!w) {
 		*out = start;
 		return 0;
@@ -206,14 +222,19 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 			*out = start;
 			return 0;
 		}
-		if (ridr_bucket_gap(b, 0, start, ridr_low_mask(ks), out))
+		if (ridr_bucket_gap(b, start, ridr_low_mask(ks), out,
+				    &h->tomb)) {
+			h->b = b;
+			h->clean = true;
 			return 0;
+		}
 		if (ks >= RIDR_ID_BITS)
 			return -ENOSPC;
 		*out = 1UL << ks;
 		return 0;
 	}
 	top = ridr_root_level(w);
+	h->top = top;
 	if (start > ridr_span(top)) {
 		*out = start;
 		return 0;
@@ -229,10 +250,12 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 			unsigned int d = rk_ffs64(bits);
 			unsigned long slo = d == ridr_digit(lo, level) ? lo :
 					    ridr_slot_base(lo, level, d);
+			struct ridr_bucket *b;
 			void *s;
 
 			bits &= bits - 1;
 			if (!level) {
+				h->leaf = node;
 				*out = slo;
 				return 0;
 			}
@@ -241,19 +264,22 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 				*out = slo;
 				return 0;
 			}
-			if (ridr_kind(s)) {
-				if (ridr_bucket_gap(ridr_to_bucket(s), slo, slo,
-						    slo | ridr_slot_span(level),
-						    out))
-					return 0;
-				continue;
+			if (!ridr_kind(s)) {
+				h->path[level] = node;
+				node = ridr_to_node(s);
+				level--;
+				lo = slo;
+				down = true;
+				break;
 			}
-			path[level] = node;
-			node = ridr_to_node(s);
-			level--;
-			lo = slo;
-			down = true;
-			break;
+			b = ridr_to_bucket(s);
+			if (ridr_bucket_gap(b, slo, slo | ridr_slot_span(level),
+					    out, &h->tomb)) {
+				h->b = b;
+				h->clean = b->u.w.refs == 1 &&
+					   b->kshift == level * RIDR_SHIFT;
+				return 0;
+			}
 		}
 		if (down)
 			continue;
@@ -269,7 +295,7 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 				return 0;
 			}
 			level++;
-			node = path[level];
+			node = h->path[level];
 			if (((end + 1) & ~ridr_span(level)) ==
 			    (lo & ~ridr_span(level))) {
 				lo = end + 1;
@@ -398,6 +424,30 @@ static void ridr_leaf_take(struct ridr_node *leaf, unsigned int d,
 	}
 }
 
+/* Append (@key, @entry) to a bucket in place (W4). */
+static void ridr_bucket_append(struct ridr_bucket *b, unsigned long key,
+			       void *entry)
+{
+	unsigned int n = b->n;
+	void *k = b->data;
+
+	switch (ridr_key_bytes(b->kshift)) {
+	case 2:
+		rk_write_once(((uint16_t *)k)[n], (uint16_t)key);
+		break;
+	case 4:
+		rk_write_once(((uint32_t *)k)[n], (uint32_t)key);
+		break;
+	default:
+		rk_write_once(((uint64_t *)k)[n], (uint64_t)key);
+		break;
+	}
+	rk_rcu_init_pointer(ridr_entries(b)[n], entry);
+	/* Pairs with rk_load_acquire() in readers (R3). */
+	rk_store_release(b->n, (uint8_t)(n + 1));
+	b->u.w.live++;
+}
+
 /*
  * Insert @id (free) into the bucket @b at @pl.  Plan (@st NULL): count in
  * *@need what it takes, change nothing.  Run: take it from @st.  Both
@@ -418,6 +468,7 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 		int i = inside ? ridr_bucket_index(b, id) : -1;
 		unsigned int m, ks, q, d;
 		struct ridr_node *f;
+		bool dense;
 
 		if (i >= 0) {	/* W3: a tombstone of this very id */
 			if (st) {
@@ -429,33 +480,18 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 		if (inside && clean && b->n < b->cap &&
 		    b->n < RIDR_BUCKET_MAX &&
 		    (!b->n || key > ridr_key(b, b->n - 1u))) {
-			if (st) {	/* W4 */
-				void *k = b->data;
-				unsigned int n = b->n;
-
-				switch (ridr_key_bytes(b->kshift)) {
-				case 2:
-					rk_write_once(((uint16_t *)k)[n],
-						      (uint16_t)key);
-					break;
-				case 4:
-					rk_write_once(((uint32_t *)k)[n],
-						      (uint32_t)key);
-					break;
-				default:
-					rk_write_once(((uint64_t *)k)[n],
-						      (uint64_t)key);
-					break;
-				}
-				rk_rcu_init_pointer(ridr_entries(b)[n], entry);
-				/* Pairs with rk_load_acquire() in readers. */
-				rk_store_release(b->n, (uint8_t)(n + 1));
-				b->u.w.live++;
-			}
+			if (st)	/* W4 */
+				ridr_bucket_append(b, key, entry);
 			return;
 		}
 		m = ridr_bucket_count(b, pl.lo, pl.hi);
-		if (inside && m + 1 <= RIDR_BUCKET_MAX) {	/* W5 */
+		/* Ids in one block of 64 fill a full leaf early: direct
+		 * indexing once a quarter of it would be used. */
+		dense = m + 1 > RIDR_LEAF_BURST &&
+			(pl.root ? id < RIDR_SLOTS &&
+				   ridr_bucket_max(b, pl.lo, pl.hi) < RIDR_SLOTS :
+				   pl.level == 1);
+		if (inside && !dense && m + 1 <= RIDR_BUCKET_MAX) {	/* W5 */
 			struct ridr_bucket *nb;
 			unsigned int cap = m + 1;
 
@@ -464,8 +500,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 			 * for the next ones (cyclic allocation). */
 			if (clean && b->n == b->cap &&
 			    (!b->n || key > ridr_key(b, b->n - 1u))) {
-				unsigned int more = 2 * b->cap < 14 ?
-						    2 * b->cap : 14;
+				unsigned int more = 2 * b->cap < 24 ?
+						    2 * b->cap : 24;
 
 				cap = cap > 2 * m ? cap : 2 * m;
 				cap = cap > more ? cap : more;
@@ -701,10 +737,47 @@ static void ridr_insert(struct ridr *map, unsigned long id, void *ptr,
 /* ------------------------------------------------------------------ */
 /* Allocation entry points                                             */
 
+/*
+ * The common insertions need no new object: the id's slot in a full
+ * leaf (W8), its tombstone in a bucket (W3), or an append (W4).  Done
+ * here from what the search found; false sends the insertion the long
+ * way (plan, reserve, run).
+ */
+static bool ridr_store_fast(struct ridr_hint *h, unsigned long id, void *ptr)
+{
+	struct ridr_bucket *b = h->b;
+	unsigned long key;
+
+	if (h->leaf) {
+		unsigned int d = ridr_digit(id, 0);
+
+		if (ptr)
+			rk_rcu_assign_pointer(h->leaf->slots[d], ptr);
+		ridr_leaf_take(h->leaf, d, h->path, h->top, id);
+		return true;
+	}
+	if (!b)
+		return false;
+	if (h->tomb >= 0) {
+		rk_rcu_assign_pointer(ridr_entries(b)[h->tomb],
+				      ptr ? ptr : RIDR_RESERVED);
+		b->u.w.live++;
+		return true;
+	}
+	key = id & ridr_low_mask(b->kshift);
+	if (h->clean && b->n < b->cap && b->n < RIDR_BUCKET_MAX &&
+	    (!b->n || key > ridr_key(b, b->n - 1u))) {
+		ridr_bucket_append(b, key, ptr ? ptr : RIDR_RESERVED);
+		return true;
+	}
+	return false;
+}
+
 /* The id an allocation takes: lowest free in [@min, @max], or from the
  * cursor with wrap-around. */
 static int ridr_pick(const struct ridr *map, unsigned long min,
-		     unsigned long max, bool cyclic, unsigned long *idp)
+		     unsigned long max, bool cyclic, unsigned long *idp,
+		     struct ridr_hint *h)
 {
 	unsigned long start = min, id;
 	int ret;
@@ -714,11 +787,11 @@ static int ridr_pick(const struct ridr *map, unsigned long min,
 		if (start < min || start > max)
 			start = min;
 	}
-	ret = ridr_next_free(map, start, &id);
+	ret = ridr_next_free(map, start, &id, h);
 	if (!ret && id > max)
 		ret = -ENOSPC;
 	if (ret == -ENOSPC && start > min) {
-		ret = ridr_next_free(map, min, &id);
+		ret = ridr_next_free(map, min, &id, h);
 		if (!ret && id >= start)
 			ret = -ENOSPC;
 	}
@@ -731,14 +804,20 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 			 unsigned long max, unsigned long *idp, bool cyclic,
 			 struct ridr_preload *pl)
 {
-	struct ridr_need need = { 0, 0, 0 };
+	struct ridr_need need;
 	struct ridr_stock st;
+	struct ridr_hint h;
 	unsigned long id;
 	int ret;
 
-	ret = ridr_pick(map, min, max, cyclic, &id);
+	ret = ridr_pick(map, min, max, cyclic, &id, &h);
 	if (ret)
 		return ret;
+	if (ridr_store_fast(&h, id, ptr))
+		goto done;
+	need.nodes = 0;
+	need.bucket_cap = 0;
+	need.bucket_kshift = 0;
 	ridr_insert(map, id, ptr, NULL, &need);
 	st.nr = 0;
 	st.bucket = NULL;
@@ -750,6 +829,7 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 	ridr_insert(map, id, ptr, &st, &need);
 	rk_warn_on_once(st.nr || st.bucket);	/* the plan was exact */
 	ridr_stock_drain(map, &st);
+done:
 	rk_write_once(map->count, map->count + 1);
 	if (cyclic)	/* wraps to 0 past RIDR_MAX_ID, then restarts at min */
 		rk_write_once(map->next, id + 1);
@@ -788,22 +868,29 @@ static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
 			     unsigned long max, unsigned long *idp,
 			     bool cyclic)
 {
-	struct ridr_preload pl = RIDR_PRELOAD_INIT;
+	struct ridr_preload pl;	/* only .nr and .map need initialising */
 	unsigned int spares;
 	int ret, tries;
 
 	if (!map || !idp || min > max)
 		return -EINVAL;
-	spares = ridr_spares(map);
+	pl.nr = 0;
+	pl.map = NULL;
+	spares = 0;
 	for (tries = 0;; tries++) {
 		ridr_lock(map);
 		ret = ridr_do_alloc(map, ptr, min, max, idp, cyclic, &pl);
 		ridr_unlock(map);
 		if (ret != -ENOMEM || tries == 2)
 			break;
+		/* A failed try took nothing: the spares are the map's. */
+		if (!tries)
+			spares = ridr_spares(map);
 		if (ridr_preload(&pl, map, max, RK_GFP_KERNEL))
 			break;	/* -ENOMEM, map unchanged */
 	}
+	if (!pl.nr)
+		return ret;
 	if (ret)	/* the map as it was: only its own spares go back */
 		ridr_preload_return(&pl, spares);
 	else
@@ -1174,6 +1261,32 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 	return true;
 }
 
+/*
+ * W5 for a removal: a bucket only this slot reaches, left at most half
+ * full, is copied into the smallest class that holds its ids (dropping
+ * its tombstones).  Not a root bucket: its records come and go with
+ * cyclic allocation, which wants the room.  Skipped if no memory.
+ */
+static void ridr_bucket_shrink(struct ridr *map, struct ridr_node *parent,
+			       unsigned int level, unsigned long id,
+			       struct ridr_bucket *b)
+{
+	unsigned int d = ridr_digit(id, level), live = b->u.w.live;
+	unsigned long lo = ridr_slot_base(id, level, d);
+	struct ridr_bucket *nb;
+
+	if (b->u.w.refs != 1 || b->kshift != level * RIDR_SHIFT ||
+	    live * 2 > b->cap || ridr_bucket_cap_for(live) >= b->cap)
+		return;
+	nb = ridr_bucket_new(map, b->kshift, ridr_bucket_cap_for(live));
+	if (!nb)
+		return;
+	ridr_bucket_copy(nb, b, lo, lo | ridr_slot_span(level), false, 0, NULL);
+	nb->u.w.live = live;
+	rk_rcu_assign_pointer(parent->slots[d], ridr_bucket_word(nb));
+	ridr_retire_bucket(map, b);
+}
+
 /* After a removal on @id's path (@sp): collapse what fell small, from
  * the bottom up. */
 static void ridr_tidy(struct ridr *map, unsigned long id,
@@ -1252,6 +1365,7 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 			} else if (!b->u.w.live) {
 				ridr_keep(map, id, sp.level - 1);
 			} else {
+				ridr_bucket_shrink(map, parent, sp.level, id, b);
 				ridr_tidy(map, id, &sp);
 			}
 		}
