@@ -1290,9 +1290,8 @@ static void ridr_bucket_shrink(struct ridr *map, struct ridr_node *parent,
 /* After a removal on @id's path (@sp): collapse what fell small, from
  * the bottom up. */
 static void ridr_tidy(struct ridr *map, unsigned long id,
-		      const struct ridr_spot *sp)
+		      const struct ridr_spot *sp, unsigned int level)
 {
-	unsigned int level = sp->leaf ? 0 : sp->level;
 	unsigned int top = sp->top;
 
 	for (; level <= top; level++) {
@@ -1334,10 +1333,12 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 				break;
 			sp.path[level]->free |= bit;
 		}
-		if (!sp.leaf->count && sp.top)
+		if (!sp.leaf->count && sp.top) {
 			ridr_keep(map, id, 0);
-		else if (sp.leaf->count)
-			ridr_tidy(map, id, &sp);
+			ridr_tidy(map, id, &sp, 1);
+		} else if (sp.leaf->count) {
+			ridr_tidy(map, id, &sp, 0);
+		}
 	} else {	/* W3 */
 		struct ridr_bucket *b = sp.b;
 
@@ -1364,9 +1365,22 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 					ridr_keep(map, id, sp.level);
 			} else if (!b->u.w.live) {
 				ridr_keep(map, id, sp.level - 1);
+				ridr_tidy(map, id, &sp, sp.level);
+			} else if (b->u.w.refs > 1) {
+				/* Shared: a slot with nothing left in it
+				 * stops pointing to the bucket (W11). */
+				unsigned int d = ridr_digit(id, sp.level);
+				unsigned long lo = ridr_slot_base(id, sp.level,
+								  d);
+
+				if (!ridr_bucket_count(b, lo, lo |
+						       ridr_slot_span(sp.level)))
+					ridr_unlink_slot(map, parent, sp.level,
+							 d);
+				ridr_tidy(map, id, &sp, sp.level);
 			} else {
 				ridr_bucket_shrink(map, parent, sp.level, id, b);
-				ridr_tidy(map, id, &sp);
+				ridr_tidy(map, id, &sp, sp.level);
 			}
 		}
 	}

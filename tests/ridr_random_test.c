@@ -4,9 +4,13 @@
  * sorted array of (id, entry) pairs), fixed seeds, 10^6 mixed operations
  * per seed (a tenth under ThreadSanitizer).  Every result is checked, and
  * every 4096 operations the full iteration order, the count and the
- * emptiness.  Ids come mostly from a small dense window (so leaves fill,
- * empty and get freed), sometimes from anywhere in the 64-bit range (so
- * the tree grows and shrinks through every height).
+ * emptiness.  Id distributions (one per test): mostly a small dense
+ * window (leaves fill, empty, collapse into buckets), sometimes anywhere
+ * in the 64-bit range (the tree grows and shrinks through every height);
+ * random 31-bit ids with clusters (buckets copy, burst into shared
+ * nodes, unshare, merge back); and 64-bit ids near 2^63 and ULONG_MAX
+ * (top-level slots, wide keys).  One test also makes allocations fail at
+ * random: the call must return -ENOMEM and change nothing.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -91,10 +95,27 @@ static void model_delete(struct model *md, long pos)
 	md->n--;
 }
 
-static unsigned long pick_id(struct rk_prng *r, const struct model *md)
+enum idmode { DENSE_MIX, SPARSE31, FAR64 };
+
+static unsigned long pick_id(struct rk_prng *r, const struct model *md,
+			     enum idmode mode)
 {
 	uint64_t k = rk_prng_below(r, 100);
 
+	if (mode == SPARSE31 && (k < 60 || md->n == 0)) {
+		/* Clusters of 300 ids at 16 random places, or anywhere. */
+		if (k < 30)
+			return (rk_prng_below(r, 16) * 0x7654321UL) % 0x7fffffffUL +
+			       rk_prng_below(r, 300);
+		return rk_prng_below(r, 1UL << 31);
+	}
+	if (mode == FAR64 && (k < 60 || md->n == 0)) {
+		if (k < 20)
+			return ULONG_MAX - rk_prng_below(r, 5000);
+		if (k < 40)
+			return (1UL << 63) + rk_prng_below(r, 1UL << 20);
+		return rk_prng_next(r);
+	}
 	if (k < 60 || md->n == 0)
 		return rk_prng_below(r, WINDOW);
 	if (k < 90)	/* an id that exists */
@@ -135,7 +156,7 @@ static void check_all(struct ridr *m, const struct model *md, long op)
 	cr_assert_eq(i, md->n, "op %ld: iteration stopped early", op);
 }
 
-static void run(uint64_t seed)
+static void run(uint64_t seed, enum idmode mode, bool failures)
 {
 	struct model md = { 0 };
 	struct rk_prng r;
@@ -148,7 +169,8 @@ static void run(uint64_t seed)
 	ridr_init(&m);
 	for (long op = 0; op < OPS; op++) {
 		uint64_t kind = rk_prng_below(&r, 100);
-		unsigned long id = pick_id(&r, &md), min, max, got, want;
+		unsigned long id = pick_id(&r, &md, mode), min, max, got, want;
+		bool inject = failures && rk_prng_below(&r, 20) == 0;
 		void *e, *old, *mold;
 		long pos;
 		int ret, mret;
@@ -172,6 +194,12 @@ static void run(uint64_t seed)
 				continue;
 			}
 			e = pick_entry(&r);
+			if (inject) {
+				/* Every allocation from the k-th on fails (the
+				 * locked calls retry once with a sleeping
+				 * allocation); -ENOMEM must change nothing. */
+				fx_alloc.fail_from = 1 + (long)rk_prng_below(&r, 4);
+			}
 			if (cyclic) {
 				unsigned long start = md.cursor;
 
@@ -185,6 +213,12 @@ static void run(uint64_t seed)
 			} else {
 				mret = model_free(&md, min, max, &want);
 				ret = ridr_alloc(&m, e, min, max, &got);
+			}
+			fx_alloc.fail_from = 0;
+			fx_alloc.fail_all = false;
+			if (inject && ret == -ENOMEM && !mret) {
+				check_all(&m, &md, op);
+				continue;
 			}
 			cr_assert_eq(ret, mret, "op %ld: alloc%s [%lu, %lu] "
 				     "returned %d, model %d", op,
@@ -273,15 +307,30 @@ static void run(uint64_t seed)
 
 T(matches_model_seed_1)
 {
-	run(1);
+	run(1, DENSE_MIX, false);
 }
 
 T(matches_model_seed_2)
 {
-	run(0x5eed2);
+	run(0x5eed2, DENSE_MIX, false);
 }
 
 T(matches_model_seed_3)
 {
-	run(0xdecafbad);
+	run(0xdecafbad, DENSE_MIX, false);
+}
+
+T(matches_model_sparse_31_bit_ids)
+{
+	run(31, SPARSE31, false);
+}
+
+T(matches_model_far_64_bit_ids)
+{
+	run(64, FAR64, false);
+}
+
+T(failed_allocations_change_nothing)
+{
+	run(0xfa11, SPARSE31, true);
 }

@@ -35,8 +35,14 @@ struct obj {
 	struct rk_rcu_head rcu;
 };
 
+/* Ids writers allocated recently, for readers to look up: sparse ids are
+ * otherwise never hit, and they are where buckets copy, burst, unshare
+ * and collapse. */
+#define HOT 64
+
 struct stress {
 	struct ridr map;
+	unsigned long hot[HOT];
 	const rk_rcu_flavor_t *fl;
 	bool qsbr;
 	int stop;
@@ -116,6 +122,9 @@ static void *writer(void *arg)
 
 			if (rk_prng_below(&r, 10) == 0)	/* sparse, tall tree */
 				min = rk_prng_next(&r) >> rk_prng_below(&r, 40);
+			else if (w == 1 && rk_prng_below(&r, 4) == 0)
+				/* a cluster: buckets burst and collapse */
+				min = (1UL << 33) + rk_prng_below(&r, 3000);
 			/* Reserve, fill in the id, then publish: readers
 			 * never see an object without its id. */
 			if (w == 0)
@@ -127,6 +136,7 @@ static void *writer(void *arg)
 			o->id = id;
 			cr_assert_eq(ridr_replace(&st.map, o, id, NULL), 0);
 			own[n++] = id;
+			rk_write_once(st.hot[rk_prng_below(&r, HOT)], id);
 		} else if (k < 80) {
 			long i = (long)rk_prng_below(&r, (uint64_t)n);
 			void *old;
@@ -168,8 +178,11 @@ static void *reader(void *arg)
 	rk_rcu_register_thread(st.fl);
 	rk_start_wait(&st.start, WRITERS + READERS);
 	for (long n = 0; !__atomic_load_n(&st.stop, __ATOMIC_ACQUIRE); n++) {
-		unsigned long id = rk_prng_below(&r, 8) ?
-			rk_prng_below(&r, DENSE) : rk_prng_next(&r);
+		uint64_t pick = rk_prng_below(&r, 8);
+		unsigned long id = pick < 4 ? rk_prng_below(&r, DENSE) :
+				   pick < 7 ? rk_read_once(st.hot[
+						rk_prng_below(&r, HOT)]) :
+				   rk_prng_next(&r);
 		unsigned long prev;
 		struct obj *o;
 

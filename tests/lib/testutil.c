@@ -42,6 +42,8 @@ static void *counting_alloc(size_t size, size_t align, void *ctx)
 	void *p;
 
 	__atomic_add_fetch(&c->total_allocs, 1, __ATOMIC_RELAXED);
+	if (size == c->watch_size)
+		__atomic_add_fetch(&c->watch_allocs, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&c->fail_all, __ATOMIC_RELAXED))
 		return NULL;
 	if (__atomic_load_n(&c->fail_from, __ATOMIC_RELAXED) > 0 &&

@@ -75,6 +75,9 @@ struct rk_counting_alloc {
 	long total_allocs;
 	long fail_at;
 	long fail_from;
+	/* Allocations of exactly watch_size bytes are also counted here. */
+	size_t watch_size;
+	long watch_allocs;
 	bool fail_all;
 	struct rk_allocator hook;
 };

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ridr's object kinds and the transitions between them (ridr/write.c,
+ * W4-W10), seen from outside: every id stays findable, in order, with its
+ * entry or reservation, across each transition; the memory each kind
+ * costs (ridr_memory(), checked against the allocator); and the
+ * allocations (through the counting allocator hook) that steady churn
+ * must not make.  Plus the preload guarantee when the tree shrinks
+ * between ridr_preload() and the insertion.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/lib/ridr_fixture.h"
+
+#define T(name, ...) Test(ridr_transitions, name, .init = fx_setup, .fini = fx_teardown, ##__VA_ARGS__)
+
+#define NODE sizeof(struct ridr_node)
+
+static void must(struct ridr *m, void *p, unsigned long min, unsigned long max,
+		 unsigned long want)
+{
+	unsigned long id = 0xdead;
+	int ret = ridr_alloc(m, p, min, max, &id);
+
+	cr_assert_eq(ret, 0, "ridr_alloc(%#lx, %#lx) failed: %d", min, max, ret);
+	cr_assert_eq(id, want, "ridr_alloc(%#lx, %#lx) gave %#lx, want %#lx",
+		     min, max, id, want);
+}
+
+/* Every id of @ids[0..n) maps to P(i) (or NULL if @res says reserved),
+ * nothing else is there, and iteration returns them in order. */
+static void expect_exactly(struct ridr *m, const unsigned long *ids, long n,
+			   const bool *res, const char *when)
+{
+	unsigned long id;
+	long i = 0;
+	void *e;
+
+	cr_assert_eq(ridr_count(m), (unsigned long)n, "%s: count %lu, want %ld",
+		     when, ridr_count(m), n);
+	rk_rcu_read_lock();
+	for (long k = 0; k < n; k++) {
+		void *want = res && res[k] ? NULL : P(k);
+
+		cr_assert_eq(ridr_find(m, ids[k]), want, "%s: id %#lx lost",
+			     when, ids[k]);
+	}
+	ridr_for_each(m, e, id) {
+		while (i < n && res && res[i])
+			i++;
+		cr_assert_lt(i, n, "%s: extra id %#lx", when, id);
+		cr_assert_eq(id, ids[i], "%s: walk found %#lx, want %#lx", when,
+			     id, ids[i]);
+		cr_assert_eq(e, P(i), "%s: entry of %#lx", when, id);
+		i++;
+	}
+	rk_rcu_read_unlock();
+	while (i < n && res && res[i])
+		i++;
+	cr_assert_eq(i, n, "%s: the walk stopped early", when);
+}
+
+static int cmp_ul(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Allocate @ids (sorted, distinct) one at a time at their exact ids,
+ * checking everything after each insertion. */
+static void insert_all(struct ridr *m, unsigned long *ids, long n,
+		       const char *what)
+{
+	for (long k = 0; k < n; k++) {
+		must(m, P(k), ids[k], ids[k], ids[k]);
+	}
+	expect_exactly(m, ids, n, NULL, what);
+}
+
+T(a_lone_id_costs_one_small_object)
+{
+	struct ridr m;
+
+	ridr_init(&m);
+	must(&m, P(0), 1UL << 40, ULONG_MAX, 1UL << 40);
+	cr_expect_leq(ridr_memory(&m), 64, "one far id took %zu bytes",
+		      ridr_memory(&m));
+	must(&m, P(1), 7, 7, 7);
+	cr_expect_leq(ridr_memory(&m), 64, "two ids took %zu bytes",
+		      ridr_memory(&m));
+	rk_rcu_read_lock();
+	cr_expect_eq(ridr_find(&m, 1UL << 40), P(0));
+	cr_expect_eq(ridr_find(&m, 7), P(1));
+	cr_expect_null(ridr_find(&m, (1UL << 40) + 7));
+	cr_expect_null(ridr_find(&m, 7 + (1UL << 32)), "a key must name one id");
+	rk_rcu_read_unlock();
+	ridr_destroy(&m);
+}
+
+T(sparse_random_ids_cost_buckets_not_paths)
+{
+	enum { N = 2048 };
+	static unsigned long ids[N + 64];
+	struct ridr m;
+	struct rk_prng r;
+	long n = 1;
+
+	ridr_init(&m);
+	rk_prng_seed(&r, 2048);
+	for (long k = 0; k < N + 64; k++)
+		ids[k] = rk_prng_below(&r, 1UL << 31);
+	qsort(ids, N + 64, sizeof(ids[0]), cmp_ul);
+	for (long k = 1; k < N + 64 && n < N; k++)	/* distinct, sorted */
+		if (ids[k] != ids[n - 1])
+			ids[n++] = ids[k];
+	cr_assert_eq(n, N);
+	/* Insert in random order, not sorted: shuffle a copy. */
+	{
+		static unsigned long order[N];
+
+		memcpy(order, ids, sizeof(order));
+		for (long k = N - 1; k > 0; k--) {
+			long j = (long)rk_prng_below(&r, (uint64_t)k + 1);
+			unsigned long t = order[k];
+
+			order[k] = order[j];
+			order[j] = t;
+		}
+		for (long k = 0; k < N; k++) {
+			unsigned long *at = bsearch(&order[k], ids, N,
+						    sizeof(ids[0]), cmp_ul);
+
+			must(&m, P(at - ids), order[k], order[k], order[k]);
+		}
+	}
+	expect_exactly(&m, ids, N, NULL, "2048 sparse ids");
+	cr_expect_leq(ridr_memory(&m), 64 * 1024,
+		      "2048 random 31-bit ids took %zu bytes (target 64 KiB)",
+		      ridr_memory(&m));
+	fx_live_after_grace();
+	cr_expect_eq(rk_counting_alloc_live_bytes(&fx_alloc),
+		     (long)ridr_memory(&m), "ridr_memory() vs the allocator");
+	ridr_destroy(&m);
+}
+
+T(appending_into_a_bucket_allocates_nothing)
+{
+	struct ridr m;
+	unsigned long id;
+	long before = 0;
+
+	ridr_init(&m);
+	/* Ids 1000, 1001, ... go after every key of the bucket: a copy
+	 * with room to spare when it is full (1, 2, 4, 8, 19 records),
+	 * appended in place in between. */
+	must(&m, P(0), 0, 0, 0);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(ridr_alloc_cyclic(&m, P(1), 1000, INT_MAX, &id), 0);
+	before = fx_alloc.total_allocs;
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(ridr_alloc_cyclic(&m, P(1), 1000, INT_MAX, &id), 0);
+	cr_expect_eq(fx_alloc.total_allocs - before, 0,
+		     "appends into a bucket with room copied it");
+	cr_expect_eq(id, 1014);
+	ridr_destroy(&m);
+}
+
+T(dense_ids_burst_into_a_full_leaf)
+{
+	static unsigned long ids[64];
+	struct ridr m;
+
+	ridr_init(&m);
+	for (long k = 0; k < 64; k++)
+		ids[k] = (unsigned long)k;
+	for (long k = 0; k < 64; k++) {
+		must(&m, P(k), 0, ULONG_MAX, ids[k]);
+		expect_exactly(&m, ids, k + 1, NULL, "filling a leaf");
+	}
+	cr_expect_eq(ridr_memory(&m), NODE, "64 dense ids are one full leaf");
+	ridr_destroy(&m);
+}
+
+T(a_full_bucket_bursts_into_a_shared_node_then_unshares)
+{
+	/* 40 ids in one 2^24 range, then more: the bucket bursts into a
+	 * node whose slots share it, and each slot gets its own bucket as
+	 * it takes a new id. */
+	static unsigned long ids[80];
+	struct ridr m;
+	long n = 0;
+
+	ridr_init(&m);
+	must(&m, P(999), 0, 0, 0);	/* keeps the root a full node later */
+	for (long k = 0; k < 80; k++)
+		ids[k] = (5UL << 24) + (unsigned long)k * 0x31337UL;
+	for (long k = 0; k < 80; k++) {
+		must(&m, P(k), ids[k], ids[k], ids[k]);
+		n++;
+		rk_rcu_read_lock();
+		for (long j = 0; j <= k; j++)
+			cr_assert_eq(ridr_find(&m, ids[j]), P(j),
+				     "id %#lx lost after inserting %ld", ids[j],
+				     k);
+		cr_assert_eq(ridr_find(&m, 0), P(999));
+		rk_rcu_read_unlock();
+	}
+	/* A path of full nodes down to the 2^24 range, then buckets: far
+	 * below one leaf per id (80 x 576). */
+	cr_expect_lt(ridr_memory(&m), 8 * NODE,
+		     "80 sparse ids took %zu bytes", ridr_memory(&m));
+	for (long k = 0; k < 80; k += 2)
+		cr_assert_eq(ridr_remove(&m, ids[k], NULL), 0);
+	rk_rcu_read_lock();
+	for (long k = 0; k < 80; k++)
+		cr_assert_eq(ridr_find(&m, ids[k]), k & 1 ? P(k) : NULL);
+	rk_rcu_read_unlock();
+	ridr_destroy(&m);
+}
+
+T(a_leaf_left_with_few_ids_collapses_into_a_bucket)
+{
+	static unsigned long ids[3] = { 100, 120, 127 };
+	struct ridr m;
+
+	ridr_init(&m);
+	for (unsigned long i = 0; i < 200; i++)
+		must(&m, i == 100 ? P(0) : i == 120 ? P(1) : i == 127 ? P(2) :
+		     P(9), 0, ULONG_MAX, i);
+	for (unsigned long i = 0; i < 200; i++)
+		if (i != 100 && i != 120 && i != 127)
+			cr_assert_eq(ridr_remove(&m, i, NULL), 0);
+	expect_exactly(&m, ids, 3, NULL, "after the collapse");
+	cr_expect_lt(ridr_memory(&m), 2 * NODE,
+		     "3 ids kept %zu bytes: nothing collapsed",
+		     ridr_memory(&m));
+	ridr_destroy(&m);
+}
+
+T(a_node_with_few_ids_below_merges_into_a_bucket)
+{
+	static unsigned long ids[40];
+	struct ridr m;
+
+	ridr_init(&m);
+	for (long k = 0; k < 40; k++)
+		ids[k] = (unsigned long)k * 64;	/* one id per leaf range */
+	insert_all(&m, ids, 40, "40 ids one leaf range apart");
+	for (long k = 39; k >= 6; k--) {
+		cr_assert_eq(ridr_remove(&m, ids[k], NULL), 0);
+		expect_exactly(&m, ids, k, NULL, "removing");
+	}
+	cr_expect_lt(ridr_memory(&m), NODE,
+		     "6 ids kept %zu bytes: the node did not merge",
+		     ridr_memory(&m));
+	ridr_destroy(&m);
+}
+
+T(reservations_survive_every_transition)
+{
+	static unsigned long ids[100];
+	static bool res[100];
+	struct ridr m;
+	unsigned long id;
+
+	ridr_init(&m);
+	for (long k = 0; k < 100; k++) {
+		ids[k] = (unsigned long)k * 3;
+		res[k] = k % 3 == 0;
+		cr_assert_eq(ridr_alloc(&m, res[k] ? NULL : P(k), ids[k], ids[k],
+					&id), 0);
+		expect_exactly(&m, ids, k + 1, res, "growing with reservations");
+	}
+	/* Reserved ids are not handed out again. */
+	cr_assert_eq(ridr_alloc(&m, P(1), 0, 0, &id), -ENOSPC);
+	for (long k = 99; k >= 3; k--) {
+		cr_assert_eq(ridr_remove(&m, ids[k], NULL), 0);
+		expect_exactly(&m, ids, k, res, "shrinking with reservations");
+	}
+	cr_assert_eq(ridr_replace(&m, P(0), 0, NULL), 0);
+	res[0] = false;
+	expect_exactly(&m, ids, 3, res, "a reservation filled");
+	ridr_destroy(&m);
+}
+
+T(a_root_bucket_widens_then_the_tree_grows_to_the_top)
+{
+	static unsigned long ids[] = { 3, 70000, 1UL << 33, 1UL << 50,
+				       ULONG_MAX - 1, ULONG_MAX };
+	struct ridr m;
+
+	ridr_init(&m);
+	insert_all(&m, ids, 6, "ids of every key width");
+	for (unsigned long i = 0; i < 40; i++)	/* burst the root */
+		must(&m, P(100), 100 + i, 100 + i, 100 + i);
+	rk_rcu_read_lock();
+	for (long k = 0; k < 6; k++)
+		cr_expect_eq(ridr_find(&m, ids[k]), P(k));
+	cr_expect_null(ridr_find(&m, ULONG_MAX - 2));
+	rk_rcu_read_unlock();
+	ridr_destroy(&m);
+}
+
+/* ---- steady churn: no allocation per pair ---- */
+
+enum pattern { IN_LEAF, EMPTYING, BOUNDARY, LONE_FAR, CYCLIC_ONE };
+
+static long churn_allocs(enum pattern p, long pairs)
+{
+	const unsigned long far = (1UL << 30) + 12345;
+	struct ridr m;
+	struct rk_prng r;
+	unsigned long id, prev = 0;
+	long before = 0;
+
+	ridr_init(&m);
+	rk_prng_seed(&r, 5);
+	switch (p) {
+	case IN_LEAF:
+		for (unsigned long i = 0; i < 32; i++)
+			must(&m, P(i), 0, ULONG_MAX, i);
+		break;
+	case EMPTYING:
+		must(&m, P(0), 0, ULONG_MAX, 0);
+		break;
+	case BOUNDARY:
+		for (unsigned long i = 0; i <= 64; i++)
+			must(&m, P(i), 0, ULONG_MAX, i);
+		break;
+	case LONE_FAR:
+		must(&m, P(0), far, far, far);
+		break;
+	case CYCLIC_ONE:
+		cr_assert_eq(ridr_alloc_cyclic(&m, P(0), 0, INT_MAX, &prev), 0);
+		break;
+	}
+	/* Warm up (the first pairs may build what churn then reuses). */
+	for (long k = -100; k < pairs; k++) {
+		if (!k)
+			before = fx_alloc.total_allocs;
+		switch (p) {
+		case IN_LEAF:
+			id = rk_prng_below(&r, 32);
+			cr_assert_eq(ridr_remove(&m, id, NULL), 0);
+			must(&m, P(1), 0, INT_MAX, id);
+			break;
+		case EMPTYING:
+			cr_assert_eq(ridr_remove(&m, 0, NULL), 0);
+			must(&m, P(1), 0, INT_MAX, 0);
+			break;
+		case BOUNDARY:
+			cr_assert_eq(ridr_remove(&m, 64, NULL), 0);
+			must(&m, P(1), 0, INT_MAX, 64);
+			break;
+		case LONE_FAR:
+			cr_assert_eq(ridr_remove(&m, far, NULL), 0);
+			must(&m, P(1), far, INT_MAX, far);
+			break;
+		case CYCLIC_ONE:
+			cr_assert_eq(ridr_alloc_cyclic(&m, P(1), 0, INT_MAX, &id),
+				     0);
+			cr_assert_eq(ridr_remove(&m, prev, NULL), 0);
+			prev = id;
+			break;
+		}
+	}
+	before = fx_alloc.total_allocs - before;
+	ridr_destroy(&m);
+	return before;
+}
+
+T(steady_churn_allocates_no_node)
+{
+	static const char *const name[] = { "within a leaf", "map emptying",
+					    "leaf boundary", "lone far id" };
+
+	for (int p = IN_LEAF; p <= LONE_FAR; p++)
+		cr_expect_eq(churn_allocs(p, 10000), 0,
+			     "%s: remove+alloc pairs allocated", name[p]);
+	/* Cyclic: the bucket's tombstones are dropped by a copy once its
+	 * room runs out: one allocation per 23 pairs at most. */
+	cr_expect_leq(churn_allocs(CYCLIC_ONE, 10000), 10000 / 23 + 1,
+		      "cyclic churn with one live id allocated too often");
+}
+
+/* ---- preload ---- */
+
+T(a_preload_holds_even_if_the_tree_shrinks_before_the_insertion)
+{
+	struct ridr m;
+	struct ridr_preload pl = RIDR_PRELOAD_INIT;
+	unsigned long id;
+
+	ridr_init(&m);
+	for (unsigned long i = 0; i < 100; i++)
+		must(&m, P(i), 0, ULONG_MAX, i);
+	must(&m, P(1), 1UL << 45, 1UL << 45, 1UL << 45);
+	cr_assert_eq(ridr_preload(&pl, &m, 1UL << 50, RK_GFP_KERNEL), 0);
+	/* Another writer empties objects: the tall path goes, the tree
+	 * shrinks back to two levels. */
+	cr_assert_eq(ridr_remove(&m, 1UL << 45, NULL), 0);
+	for (unsigned long i = 64; i < 100; i++)
+		cr_assert_eq(ridr_remove(&m, i, NULL), 0);
+	fx_alloc.fail_all = true;	/* nothing can be allocated now */
+	ridr_lock(&m);
+	cr_expect_eq(__ridr_alloc(&m, P(2), 1UL << 50, 1UL << 50, &id, &pl), 0,
+		     "a preload must cover any insertion up to its max");
+	ridr_unlock(&m);
+	fx_alloc.fail_all = false;
+	ridr_preload_end(&pl);
+	rk_rcu_read_lock();
+	cr_expect_eq(ridr_find(&m, 1UL << 50), P(2));
+	rk_rcu_read_unlock();
+	ridr_destroy(&m);
+}
+
+T(repeated_preloads_reuse_the_maps_spares)
+{
+	struct ridr m;
+	long before = 0;
+
+	ridr_init(&m);
+	fx_alloc.watch_size = NODE;	/* count full-node allocations */
+	for (int k = 0; k < 10; k++) {
+		struct ridr_preload pl = RIDR_PRELOAD_INIT;
+		unsigned long id;
+
+		if (k == 1)
+			before = fx_alloc.watch_allocs;
+		cr_assert_eq(ridr_preload(&pl, &m, INT_MAX, RK_GFP_KERNEL), 0);
+		ridr_lock(&m);
+		cr_assert_eq(__ridr_alloc(&m, P(k), 0, INT_MAX, &id, &pl), 0);
+		ridr_unlock(&m);
+		ridr_preload_end(&pl);
+	}
+	cr_expect_eq(fx_alloc.watch_allocs - before, 0,
+		     "each preload allocated nodes again instead of reusing "
+		     "the map's spares");
+	cr_expect_eq(ridr_memory(&m) % NODE != 0 || ridr_memory(&m) >= 7 * NODE,
+		     true, "the spares are counted in ridr_memory()");
+	ridr_destroy(&m);
+}
