@@ -1160,7 +1160,7 @@ static int cmd_icount(unsigned long n, long k)
 		unsigned long id = xorshift(&s) % n;
 
 		rk_rcu_read_lock();
-		hits += ridr_find(&map, id) == &dummy;
+		hits += ridr_find_noinline(&map, id) == &dummy;
 		hits += flat_find(id) == &dummy;
 		rk_rcu_read_unlock();
 		rcu_pair();

@@ -72,6 +72,9 @@
  */
 #define rk_export_symbol(sym) EXPORT_SYMBOL(sym)
 
+/* Shared between the core's files only (userspace: hidden visibility). */
+#define RK_HIDDEN
+
 /* ------------------------------------------------------------------ */
 /* Bits                                                                */
 
@@ -88,6 +91,18 @@
 #define rk_write_once(x, v) WRITE_ONCE(x, v)
 
 #define rk_aligned_u64 aligned_u64
+
+#define RK_ALIGNED(n) __aligned(n)
+
+/* Sparse's RCU address space. */
+#define __rk_rcu __rcu
+
+/*
+ * Acquire load / release store of a scalar: ridr publishes a bucket's
+ * record count with the release, readers load it with the acquire.
+ */
+#define rk_load_acquire(x) smp_load_acquire(&(x))
+#define rk_store_release(x, v) smp_store_release(&(x), (v))
 
 /*
  * lockref's fast path.  On failure *@oldp receives the current value (the
@@ -173,14 +188,16 @@ struct rk_cache {
 	struct kmem_cache *kc;
 	const char *name;
 	unsigned int size;
+	unsigned int align;
 };
 #define RK_DEFINE_CACHE(cname, type)                                       \
 	static struct rk_cache cname = { .name = #cname,                   \
-					 .size = sizeof(type) };           \
+					 .size = sizeof(type),             \
+					 .align = __alignof__(type) };     \
 	static int __init cname##_create(void)                             \
 	{                                                                  \
-		cname.kc = kmem_cache_create(cname.name, cname.size, 0,    \
-					     SLAB_PANIC, NULL);            \
+		cname.kc = kmem_cache_create(cname.name, cname.size,       \
+					     cname.align, SLAB_PANIC, NULL); \
 		return 0;                                                  \
 	}                                                                  \
 	core_initcall(cname##_create)
@@ -195,6 +212,7 @@ struct rk_cache {
  * the core carries around is an opaque pointer that stays NULL here and is
  * never dereferenced.
  */
+#define RK_HAVE_FLAVORS 0
 struct rk_rcu_flavor;
 typedef struct rk_rcu_flavor rk_rcu_flavor_t;
 #define RK_RCU_DEFAULT_FLAVOR NULL

@@ -99,6 +99,13 @@ void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
 	rk_tsan_release(head);
 	flavor->update_call_rcu(&head->head, rk_call_rcu_trampoline);
 }
+#else
+void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
+		 void (*func)(struct rk_rcu_head *head))
+{
+	/* struct rk_rcu_head is liburcu's own head: no trampoline. */
+	flavor->update_call_rcu(head, func);
+}
 #endif
 
 void rk_synchronize_rcu(const rk_rcu_flavor_t *flavor)

@@ -130,6 +130,10 @@ void rk_warn(const char *file, int line, const char *cond)
 		unlikely(rk_c_);                                     \
 	})
 
+/* A function or object shared between the core's files only: not a
+ * dynamic symbol of a shared library (kernel: nothing). */
+#define RK_HIDDEN __attribute__((visibility("hidden")))
+
 /* Kernel symbol export; nothing to do in a shared object. */
 #define rk_export_symbol(sym)
 
@@ -391,20 +395,14 @@ struct rk_rcu_head {
 	struct rcu_head head;
 	void (*func)(struct rk_rcu_head *head);
 };
+#else
+#define rk_rcu_head rcu_head
+#endif
 
 /* Run @func(@head) after a grace period of @flavor (kernel: call_rcu).
  * Needs the calling thread registered with @flavor, except for bp. */
 void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
 		 void (*func)(struct rk_rcu_head *head));
-#else
-#define rk_rcu_head rcu_head
-static inline void rk_call_rcu(const rk_rcu_flavor_t *flavor,
-			       struct rcu_head *head,
-			       void (*func)(struct rcu_head *head))
-{
-	flavor->update_call_rcu(head, func);
-}
-#endif
 /* Wait for a grace period / for every queued callback. */
 void rk_synchronize_rcu(const rk_rcu_flavor_t *flavor);
 void rk_rcu_barrier(const rk_rcu_flavor_t *flavor);

@@ -86,20 +86,20 @@ struct ridr_bucket {
 };
 
 /* The entry of a reserved id in a bucket: readers return NULL for it. */
-extern const char ridr_reserved;
+extern const char ridr_reserved RK_HIDDEN;
 #define RIDR_RESERVED ((void *)&ridr_reserved)
 
 /* Layout checks: what readers load never shares a line with what
  * writers update in a full node. */
-RK_BUILD_BUG_ON(RIDR_SLOTS != 64);	/* free bitmaps are 64-bit */
+RK_BUILD_BUG_ON(RIDR_SLOTS != 64); /* free bitmaps are 64-bit */
 RK_BUILD_BUG_ON(sizeof(void *) * RIDR_SLOTS % RIDR_NODE_ALIGN != 0);
 RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr_node, free) !=
 		sizeof(void *) * RIDR_SLOTS);
 RK_BUILD_BUG_ON(sizeof(struct ridr_node) !=
 		sizeof(void *) * RIDR_SLOTS + RIDR_NODE_ALIGN);
 RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr, lock) < RIDR_WRITER_GAP);
-RK_BUILD_BUG_ON(RIDR_TOP_LEVEL > 15);	/* fits RIDR_ROOT_LEVEL_MASK */
-RK_BUILD_BUG_ON(RIDR_BUCKET_MAX >= RIDR_SLOTS);	/* a bucket is never full */
+RK_BUILD_BUG_ON(RIDR_TOP_LEVEL > 15);		/* fits RIDR_ROOT_LEVEL_MASK */
+RK_BUILD_BUG_ON(RIDR_BUCKET_MAX >= RIDR_SLOTS); /* a bucket is never full */
 
 /* ---- ids and levels ---------------------------------------------- */
 
@@ -142,15 +142,14 @@ static inline unsigned int ridr_levels_for(unsigned long id)
 {
 	unsigned int levels = 1;
 
-	while (levels < RIDR_MAX_LEVELS &&
-	       (id >> (levels * RIDR_SHIFT)) != 0)
+	while (levels < RIDR_MAX_LEVELS && (id >> (levels * RIDR_SHIFT)) != 0)
 		levels++;
 	return levels;
 }
 
 /* First id of the slot @d of a node at @level that covers @id. */
-static inline unsigned long ridr_slot_base(unsigned long id,
-					   unsigned int level, unsigned int d)
+static inline unsigned long ridr_slot_base(unsigned long id, unsigned int level,
+					   unsigned int d)
 {
 	return (id & ~ridr_span(level)) |
 	       ((unsigned long)d << (level * RIDR_SHIFT));
@@ -182,8 +181,9 @@ static inline unsigned int ridr_key_bytes(unsigned int kshift)
 
 static inline unsigned long ridr_bucket_kind(unsigned int kshift)
 {
-	return kshift <= 16 ? RIDR_KIND_B16 :
-	       kshift <= 32 ? RIDR_KIND_B32 : RIDR_KIND_B64;
+	return kshift <= 16   ? RIDR_KIND_B16
+	       : kshift <= 32 ? RIDR_KIND_B32
+			      : RIDR_KIND_B64;
 }
 
 static inline void *ridr_bucket_word(const struct ridr_bucket *b)
@@ -208,8 +208,8 @@ static inline size_t ridr_bucket_size(unsigned int kshift, unsigned int cap)
 
 static inline void __rk_rcu **ridr_entries(const struct ridr_bucket *b)
 {
-	size_t keys = ((size_t)ridr_key_bytes(b->kshift) * b->cap + 7) &
-		      ~(size_t)7;
+	size_t keys =
+		((size_t)ridr_key_bytes(b->kshift) * b->cap + 7) & ~(size_t)7;
 
 	return (void __rk_rcu **)((char *)(unsigned long)b->data + keys);
 }
@@ -231,6 +231,12 @@ static inline unsigned long ridr_key(const struct ridr_bucket *b,
 	}
 }
 
+/*
+ * Functions shared between the parts: RK_HIDDEN keeps them out of a
+ * shared library's dynamic symbols (userspace), where the version script
+ * would otherwise export every ridr_* name.
+ */
+
 /* ---- mem.c ---------------------------------------------------------- */
 
 /*
@@ -251,64 +257,64 @@ struct ridr_stock {
 };
 
 /* Bucket capacity for @n records: the smallest class that holds them. */
-unsigned int ridr_bucket_cap_for(unsigned int n);
+RK_HIDDEN unsigned int ridr_bucket_cap_for(unsigned int n);
 /* A bucket with one node's memory holds this many records. */
-unsigned int ridr_block_cap(unsigned int kshift);
+RK_HIDDEN unsigned int ridr_block_cap(unsigned int kshift);
 
 /* Reserve what @need says, from new allocations without sleeping (if
  * @may_alloc), then @pl, then the map's spares.  On failure nothing is
  * taken: 0 or -ENOMEM. */
-int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
-		    const struct ridr_need *need, struct ridr_preload *pl,
-		    bool may_alloc);
+RK_HIDDEN int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
+			      const struct ridr_need *need,
+			      struct ridr_preload *pl, bool may_alloc);
 /* Give back whatever @st still holds (to @map's spares, or freed). */
-void ridr_stock_drain(struct ridr *map, struct ridr_stock *st);
+RK_HIDDEN void ridr_stock_drain(struct ridr *map, struct ridr_stock *st);
 
 /* Take an initialised empty full node at @level / a bucket. */
-struct ridr_node *ridr_stock_node(struct ridr *map, struct ridr_stock *st,
-				  unsigned int level);
-struct ridr_bucket *ridr_stock_bucket(struct ridr *map,
-				      struct ridr_stock *st,
-				      unsigned int kshift);
+RK_HIDDEN struct ridr_node *
+ridr_stock_node(struct ridr *map, struct ridr_stock *st, unsigned int level);
+RK_HIDDEN struct ridr_bucket *
+ridr_stock_bucket(struct ridr *map, struct ridr_stock *st, unsigned int kshift);
 /* Allocate a bucket outside a stock (collapses; never sleeps). */
-struct ridr_bucket *ridr_bucket_new(struct ridr *map, unsigned int kshift,
-				    unsigned int cap);
+RK_HIDDEN struct ridr_bucket *
+ridr_bucket_new(struct ridr *map, unsigned int kshift, unsigned int cap);
 
 /* @obj has been unpublished: free it after a grace period. */
-void ridr_retire_node(struct ridr *map, struct ridr_node *node);
-void ridr_retire_bucket(struct ridr *map, struct ridr_bucket *b);
-/* A bucket that was never published: free at once. */
-void ridr_bucket_discard(struct ridr *map, struct ridr_bucket *b);
+RK_HIDDEN void ridr_retire_node(struct ridr *map, struct ridr_node *node);
+RK_HIDDEN void ridr_retire_bucket(struct ridr *map, struct ridr_bucket *b);
 
-const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map);
+RK_HIDDEN const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map);
 
 /* Spare nodes the map holds (takes the spare lock). */
-unsigned int ridr_spares(struct ridr *map);
+RK_HIDDEN unsigned int ridr_spares(struct ridr *map);
 /* End a preload giving back only as many nodes as make the map hold
  * @spares spares again; free the rest. */
-void ridr_preload_return(struct ridr_preload *pl, unsigned int spares);
+RK_HIDDEN void ridr_preload_return(struct ridr_preload *pl,
+				   unsigned int spares);
 
 /* ---- bucket.c ------------------------------------------------------- */
 
 /* Index of the record whose key is @id's (live, reserved or a
  * tombstone), or -1. */
-int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id);
+RK_HIDDEN int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id);
 /* Lowest id in [@lo, @hi] (inside one 2^kshift range) that has no
  * live or reserved record in @b: false if none; *@tomb gets the index
  * of the id's tombstone record, or -1 if it has none. */
-bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long lo,
-		     unsigned long hi, unsigned long *out, int *tomb);
+RK_HIDDEN bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long lo,
+			       unsigned long hi, unsigned long *out, int *tomb);
 /* Records of @b in [@lo, @hi] with a non-NULL entry. */
-unsigned int ridr_bucket_count(const struct ridr_bucket *b,
-			       unsigned long lo, unsigned long hi);
+RK_HIDDEN unsigned int ridr_bucket_count(const struct ridr_bucket *b,
+					 unsigned long lo, unsigned long hi);
 /* Append to @dst (unpublished, keys >= every key in it) the records of
  * @src in [@lo, @hi] with non-NULL entries, plus (@id, @ptr) in its
  * place if @add.  Keys are re-based to @dst's kshift. */
-void ridr_bucket_copy(struct ridr_bucket *dst, const struct ridr_bucket *src,
-		      unsigned long lo, unsigned long hi, bool add,
-		      unsigned long id, void *ptr);
+RK_HIDDEN void ridr_bucket_copy(struct ridr_bucket *dst,
+				const struct ridr_bucket *src, unsigned long lo,
+				unsigned long hi, bool add, unsigned long id,
+				void *ptr);
 /* Append one record to an unpublished bucket. */
-void ridr_bucket_push(struct ridr_bucket *dst, unsigned long id, void *ptr);
+RK_HIDDEN void ridr_bucket_push(struct ridr_bucket *dst, unsigned long id,
+				void *ptr);
 /* Record's id (@base supplies the bits above kshift). */
 static inline unsigned long ridr_bucket_id(const struct ridr_bucket *b,
 					   unsigned int i, unsigned long base)

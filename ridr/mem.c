@@ -71,7 +71,7 @@ static void ridr_bytes_add(struct ridr *map, long delta)
 	rk_write_once(map->bytes, map->bytes + (unsigned long)delta);
 }
 
-/* ---- spares (map->spare_lock) --------------------------------------------- */
+/* ---- spares (map->spare_lock) ------------------------------------- */
 
 /* Spares are fresh nodes linked through slot 0 (a plain pointer: they
  * are never published as such); the link is cleared when one is taken,
@@ -241,15 +241,6 @@ struct ridr_bucket *ridr_bucket_new(struct ridr *map, unsigned int kshift,
 	b->u.w.refs = 1;
 	ridr_bytes_add(map, (long)ridr_bucket_bytes(b));
 	return b;
-}
-
-void ridr_bucket_discard(struct ridr *map, struct ridr_bucket *b)
-{
-	ridr_bytes_add(map, -(long)ridr_bucket_bytes(b));
-	if (b->block)
-		rk_cache_free(&ridr_node_cache, (struct ridr_node *)(void *)b);
-	else
-		rk_free(b, ridr_bucket_size(b->kshift, b->cap));
 }
 
 /* ---- deferred frees ------------------------------------------------- */

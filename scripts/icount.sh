@@ -17,7 +17,7 @@ printf '\n### instructions per operation (callgrind, %s operations each)\n\n' "$
 printf '| live ids | ridr_find | flat array find | ridr remove+alloc pair |\n|---|---|---|---|\n'
 for n in ${RK_ICOUNT_SIZES:-64 4096 1000000}; do
 	vals=()
-	for f in ridr_find flat_find ridr_pair; do
+	for f in ridr_find_noinline flat_find ridr_pair; do
 		echo "[icount] $n ids, $f ..." >&2
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
 			--toggle-collect="$f" "$bin" icount "$n" "$k" >/dev/null 2>"$tmp/log" ||

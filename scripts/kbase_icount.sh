@@ -17,7 +17,7 @@ if ! command -v valgrind >/dev/null; then
 	exit 1
 fi
 # function, column name
-funcs=(ridr_find:ridr flat_find:flat idr_find:idr xa_load:xarray
+funcs=(ridr_find_noinline:ridr flat_find:flat idr_find:idr xa_load:xarray
        mtree_load:maple rcu_pair:rcu_read_lock+unlock)
 vals=()
 for fc in "${funcs[@]}"; do
