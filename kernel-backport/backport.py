@@ -252,14 +252,50 @@ def core(path):
     return read(os.path.join(CORE, path))
 
 
+# The ridr sources, in the order lib/ridr.c holds them (after internal.h).
+RIDR_PARTS = ["ridr/read.c", "ridr/mem.c", "ridr/bucket.c", "ridr/write.c"]
+
+
+def ridr_c():
+    """lib/ridr.c: ridr/internal.h and the ridr/*.c parts in one file.
+
+    The parts' own includes go; what they share (RK_HIDDEN, hidden from a
+    shared library's symbols in userspace) becomes static in the kernel.
+    """
+    spdx = "// SPDX-License-Identifier: LGPL-2.1-or-later\n"
+    internal = core("ridr/internal.h")
+    internal = sub_exact(internal, "/* SPDX-License-Identifier: "
+                         "LGPL-2.1-or-later */\n", "", 1, "ridr/internal.h")
+    for old in ("#ifndef RK_RIDR_INTERNAL_H\n#define RK_RIDR_INTERNAL_H\n",
+                "#endif /* RK_RIDR_INTERNAL_H */\n",
+                '#include "ridr/ridr.h"\n', '#include "compat/compat.h"\n'):
+        internal = sub_exact(internal, old, "", 1, "ridr/internal.h")
+    parts = []
+    for name in RIDR_PARTS:
+        text = core(name)
+        for old in (spdx, '#include "ridr/internal.h"\n',
+                    '#include "compat/compat.h"\n'):
+            text = sub_exact(text, old, "", 1, name)
+        parts.append(text)
+    text = (spdx + "/*\n * lib/ridr.c - ridr, an RCU-readable id map and "
+            "id allocator: internal.h,\n * then " + ", ".join(
+                p.split("/")[1] for p in RIDR_PARTS) +
+            " of the ridr-kit core, in one file.\n */\n"
+            '#include "ridr/ridr.h"\n#include "compat/compat.h"\n' +
+            internal + "".join(parts))
+    text = text.replace("RK_HIDDEN extern ", "static ")
+    text = text.replace("RK_HIDDEN ", "static ")
+    return core_to_kernel(text, "lib/ridr.c",
+                          ['#include "ridr/ridr.h"',
+                           '#include "compat/compat.h"'])
+
+
 def patch1(files, tree):
     tree["include/linux/rk_compat.h"] = core("compat/kernel.h")
     tree["include/linux/ridr.h"] = core_to_kernel(
         core("ridr/ridr.h"), "ridr/ridr.h",
         ['#include "compat/compat.h"'], ("RK_RIDR_H", "_LINUX_RIDR_H"))
-    tree["lib/ridr.c"] = core_to_kernel(
-        core("ridr/ridr.c"), "ridr/ridr.c",
-        ['#include "ridr/ridr.h"', '#include "compat/compat.h"'])
+    tree["lib/ridr.c"] = ridr_c()
     tree["lib/test_ridr.c"] = read(os.path.join(HERE, "kernel/test_ridr.c"))
     tree["lib/Kconfig"] = insert_before(
         tree["lib/Kconfig"], "config BITREVERSE\n", KCONFIG_RIDR,

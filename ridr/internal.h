@@ -86,7 +86,7 @@ struct ridr_bucket {
 };
 
 /* The entry of a reserved id in a bucket: readers return NULL for it. */
-extern const char ridr_reserved RK_HIDDEN;
+RK_HIDDEN extern const char ridr_reserved;
 #define RIDR_RESERVED ((void *)&ridr_reserved)
 
 /* Layout checks: what readers load never shares a line with what

@@ -32,7 +32,7 @@
 
 /* The reserved marker: its address is the entry of a reserved id in a
  * bucket.  Never dereferenced. */
-const char ridr_reserved;
+RK_HIDDEN const char ridr_reserved;
 
 /*
  * Find @key among the first @n records of @b with @type keys (sorted):

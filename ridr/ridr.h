@@ -144,7 +144,7 @@ struct ridr {
 	const rk_rcu_flavor_t *flavor;
 #endif
 	/* private: keeps the writer fields off @root's cache line */
-	char reader_pad[RIDR_WRITER_GAP - 2 * sizeof(void *)];
+	char reader_pad[RIDR_WRITER_GAP - (1 + RK_HAVE_FLAVORS) * sizeof(void *)];
 	/* public: */
 	rk_spinlock_t lock;
 	rk_spinlock_t spare_lock;
