@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark the example server (examples/server) with the real
-# redis-benchmark, ridr mode and --global-lock mode side by side, and a
+# redis-benchmark, ridr mode and --global-lock mode side by side (a
+# thread per connection), ridr mode with --epoll NPROC workers, and a
 # real redis-server on loopback as a reference row (different work per
 # request: a hash table in one thread, not an id map under RCU; it is
 # there for scale, not as a peer to beat).
@@ -99,6 +100,7 @@ free_port() {
 
 start_ours ridr
 start_ours lock --global-lock
+start_ours epoll --epoll "$(nproc)"
 if ((redis)); then
 	port[redis]=$(free_port)
 	redis-server --bind 127.0.0.1 --port "${port[redis]}" --save '' \
@@ -146,7 +148,7 @@ for P in $pipelines; do
 	done
 done
 ok=1
-for name in ridr lock; do
+for name in ridr lock epoll; do
 	if ! grep -q "^errors:0" < <(redis-cli -p "${port[$name]}" INFO | tr -d '\r'); then
 		echo "server_load.sh: $name answered errors during the runs" >&2
 		ok=0
@@ -160,9 +162,9 @@ data = {}
 for line in open(rows):
     s, p, c, test, rps, cpu, p50 = line.rstrip("\n").split("\t")
     data.setdefault((int(p), test), {}).setdefault(s, {})[int(c)] = (float(rps), float(cpu), float(p50))
-servers = [s for s in ("ridr", "lock", "redis") if any(s in v for v in data.values())]
+servers = [s for s in ("ridr", "lock", "epoll", "redis") if any(s in v for v in data.values())]
 label = {"ridr": "handle_server (ridr, RCU lookups)", "lock": "handle_server --global-lock",
-         "redis": "redis-server 7 (reference)"}
+         "epoll": f"handle_server --epoll {ncpu} (ridr)", "redis": "redis-server 7 (reference)"}
 result = {
     "benchmark": "server_load", "tool": "redis-benchmark -t set,get",
     "machine": {"cpus": int(ncpu), "kernel": kernel, "load": uptime.split("load average:")[-1].strip()},
@@ -181,18 +183,18 @@ for (p, test) in sorted(data):
     result["runs"].append(run)
     md.append(f"### {test}, pipeline {p} ({'no pipelining' if p == 1 else f'-P {p}'})")
     md.append("")
-    md.append("| clients | ridr req/s | lock req/s | ridr / lock | redis-server req/s (ref.) "
-              "| CPU us/req ridr | lock | redis |")
-    md.append("|---|---|---|---|---|---|---|---|")
+    md.append("| clients | ridr req/s | lock req/s | ridr / lock | ridr --epoll req/s "
+              "| redis-server req/s (ref.) | CPU us/req ridr | lock | epoll | redis |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|")
     for i, c in enumerate(cs):
         g = lambda s, k: run[k][s][i] if s in run[k] else None
-        r, l, x = g("ridr", "rps"), g("lock", "rps"), g("redis", "rps")
+        r, l, e, x = g("ridr", "rps"), g("lock", "rps"), g("epoll", "rps"), g("redis", "rps")
         fmt = lambda v: "-" if v is None else f"{v:,.0f}"
         fcpu = lambda v: "-" if v is None else f"{v:.1f}"
         ratio = f"{r / l:.2f}x" if r and l else "-"
-        md.append(f"| {c} | {fmt(r)} | {fmt(l)} | {ratio} | {fmt(x)} | "
-                  f"{fcpu(g('ridr', 'cpu_us_per_req'))} | {fcpu(g('lock', 'cpu_us_per_req'))} | "
-                  f"{fcpu(g('redis', 'cpu_us_per_req'))} |")
+        md.append(f"| {c} | {fmt(r)} | {fmt(l)} | {ratio} | {fmt(e)} | {fmt(x)} | "
+                  + " | ".join(fcpu(g(s, "cpu_us_per_req")) for s in ("ridr", "lock", "epoll", "redis"))
+                  + " |")
     md.append("")
 with open(f"{out}/server_load.json", "w") as f:
     json.dump(result, f, indent=1)
@@ -216,7 +218,8 @@ gp = [f"set terminal pngcairo size {600 * cols},{380 * rowsn} font 'sans,10'",
       f"set multiplot layout {rowsn},{cols} title 'handle_server under redis-benchmark: requests/s ({ncpu} CPUs, loopback)'",
       "set termoption noenhanced", "set logscale x 2", "set key top left", "set grid", "set xlabel 'clients (-c)'", "set ylabel 'requests/s'",
       "set yrange [0:*]"]
-styles = {"ridr": "lc rgb '#1f77b4' pt 7", "lock": "lc rgb '#d62728' pt 5", "redis": "lc rgb '#7f7f7f' pt 9 dt 2"}
+styles = {"ridr": "lc rgb '#1f77b4' pt 7", "lock": "lc rgb '#d62728' pt 5",
+          "epoll": "lc rgb '#2ca02c' pt 11", "redis": "lc rgb '#7f7f7f' pt 9 dt 2"}
 for k, run in enumerate(result["runs"]):
     gp.append(f"set title '{run['test']}, ' . '{'no pipelining' if run['pipeline'] == 1 else 'pipeline ' + str(run['pipeline'])}'")
     plots = [f"'{dat}' index {k} using 1:{j + 2} with linespoints {styles[s]} title '{label[s]}'"

@@ -92,6 +92,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -107,6 +110,8 @@
 #define IN_BUF 16384		/* per-connection input buffer */
 #define OUT_BUF 16384		/* replies batched per read */
 #define SET_TRIES 100		/* SET retries when racing an insert */
+#define REPLY_MAX 1024		/* bytes of the longest reply (INFO) */
+#define EPOLL_MAX_WORKERS 64
 /* To a client over --max-conns, which is then closed (Redis's words). */
 #define BUSY_REPLY "-ERR max number of clients reached\r\n"
 
@@ -117,11 +122,24 @@ struct obj {
 	struct rk_rcu_head rcu;
 };
 
+struct client;
+
 struct conn {
 	int fd;
+	bool has_thread;	/* thread-per-connection mode */
 	pthread_t thread;
+	struct client *cl;	/* epoll mode: freed by the worker on close */
+	int worker;		/* epoll mode: the worker whose set holds fd */
+	uint32_t events;	/* epoll mode: interest set (worker only) */
 	bool done;		/* set by the worker on exit (conns_lock) */
 	struct conn *next;	/* conns list (conns_lock) */
+};
+
+/* --epoll N: N threads, each waiting on its own epoll set for the
+ * connections the main thread assigned it (round robin). */
+struct worker {
+	pthread_t thread;
+	int ep;
 };
 
 static struct {
@@ -130,6 +148,10 @@ static struct {
 	pthread_mutex_t lock;	/* global-lock mode: every map access */
 	unsigned long max_id;
 	int max_conns;
+	int nworkers;		/* --epoll N; 0: a thread per connection */
+	struct worker *workers;
+	int stop_efd;		/* epoll mode: written once at shutdown */
+	unsigned int next_worker;	/* main thread only */
 
 	/* Counters: relaxed atomics, they order nothing; INFO is a
 	 * snapshot (exact when no request is in flight). */
@@ -293,6 +315,7 @@ static int obj_del(unsigned long id)
 
 struct out {
 	int fd;
+	bool nonblock;		/* epoll mode: flush what the socket takes */
 	bool failed;		/* a send failed: the peer is gone */
 	size_t len;
 	char buf[OUT_BUF];
@@ -315,8 +338,36 @@ static bool send_all(int fd, const char *p, size_t n)
 	return true;
 }
 
+/* Non-blocking: send what the socket takes now, keep the rest. */
+static void out_flush_nb(struct out *out)
+{
+	size_t off = 0;
+
+	while (off < out->len && !out->failed) {
+		ssize_t w = send(out->fd, out->buf + off, out->len - off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (w <= 0)
+			out->failed = true;
+		else
+			off += (size_t)w;
+	}
+	if (out->failed)
+		off = out->len;
+	memmove(out->buf, out->buf + off, out->len - off);
+	out->len -= off;
+}
+
 static void out_flush(struct out *out)
 {
+	if (out->nonblock) {
+		out_flush_nb(out);
+		return;
+	}
 	if (out->len && !out->failed && !send_all(out->fd, out->buf, out->len))
 		out->failed = true;
 	out->len = 0;
@@ -680,10 +731,14 @@ static void format_info(char *buf, size_t size)
 		 "conns:%d\r\n"
 		 "requests:%lu\r\n"
 		 "errors:%lu\r\n"
-		 "max_id:%lu\r\n",
+		 "max_id:%lu\r\n"
+		 "io:%s\r\n"
+		 "io_threads:%d\r\n",
 		 srv.global_lock ? "lock" : "ridr", ids, stat_read(created),
 		 stat_read(deleted), stat_read(objects), conns,
-		 stat_read(requests), stat_read(errors), srv.max_id);
+		 stat_read(requests), stat_read(errors), srv.max_id,
+		 srv.nworkers ? "epoll" : "thread-per-connection",
+		 srv.nworkers ? srv.nworkers : conns);
 }
 
 static void reply_get(struct client *c, unsigned long id)
@@ -852,29 +907,60 @@ static bool execute(struct client *c)
 #undef ARITY
 }
 
+enum in_result { IN_MORE, IN_BLOCKED, IN_CLOSE };
+
 /* Parse and run every complete command in the input buffer; replies are
- * batched in c->out.  False when the connection must close. */
-static bool client_input(struct client *c)
+ * batched in c->out.  IN_MORE: needs more input; IN_BLOCKED (epoll mode
+ * only): stopped because the output buffer could not take a reply until
+ * the client reads; IN_CLOSE: the connection must close. */
+static enum in_result client_input(struct client *c)
 {
 	for (;;) {
+		/* A reply never exceeds REPLY_MAX, so in non-blocking mode
+		 * out_add() never has to flush a full buffer. */
+		if (c->out.nonblock && OUT_BUF - c->out.len < REPLY_MAX)
+			return IN_BLOCKED;
 		switch (parse(c)) {
 		case P_MORE:
 			/* Keep the unparsed tail at the start of the buffer. */
 			memmove(c->in, c->in + c->pos, c->have - c->pos);
 			c->have -= c->pos;
 			c->pos = 0;
-			return !c->out.failed;
+			/* The parser never waits on a full buffer: headers,
+			 * inline lines and kept arguments are far below
+			 * IN_BUF, skipped bulk data is consumed as it comes. */
+			if (c->have == IN_BUF) {
+				stat_inc(requests);
+				reply_err(&c->out, "Protocol error: request too large");
+				return IN_CLOSE;
+			}
+			return c->out.failed ? IN_CLOSE : IN_MORE;
 		case P_ERROR:
 			stat_inc(requests);
 			reply_err(&c->out, "Protocol error: %s", c->perr);
-			return false;
+			return IN_CLOSE;
 		case P_CMD:
 			if (c->argc && !execute(c))
-				return false;
+				return IN_CLOSE;
 			cmd_reset(c);
 			break;
 		}
 	}
+}
+
+static struct client *client_new(int fd, bool nonblock)
+{
+	struct client *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->out.fd = fd;
+	c->out.nonblock = nonblock;
+	c->out.failed = false;
+	c->out.len = 0;
+	c->pos = c->have = 0;
+	cmd_reset(c);
+	return c;
 }
 
 /* ------------------------------------------------------------------ */
@@ -883,19 +969,12 @@ static bool client_input(struct client *c)
 static void *conn_main(void *arg)
 {
 	struct conn *cn = arg;
-	struct client *c = malloc(sizeof(*c));
+	struct client *c = client_new(cn->fd, false);
 	bool open = c != NULL;
 
 	/* This thread reads the map under RCU and calls rk_call_rcu()
 	 * (obj_put): liburcu requires it registered with the flavor. */
 	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
-	if (c) {
-		c->out.fd = cn->fd;
-		c->out.failed = false;
-		c->out.len = 0;
-		c->pos = c->have = 0;
-		cmd_reset(c);
-	}
 	while (open) {
 		ssize_t r = recv(cn->fd, c->in + c->have, IN_BUF - c->have, 0);
 
@@ -904,14 +983,7 @@ static void *conn_main(void *arg)
 		if (r <= 0)
 			break;	/* EOF, error, or shutdown() by the server */
 		c->have += (size_t)r;
-		open = client_input(c);
-		/* The parser never waits on a full buffer: headers, inline
-		 * lines and kept arguments are far below IN_BUF, and
-		 * skipped bulk data is consumed as it arrives. */
-		if (open && c->have == IN_BUF) {
-			reply_err(&c->out, "Protocol error: request too large");
-			open = false;
-		}
+		open = client_input(c) == IN_MORE;
 		out_flush(&c->out);
 		if (c->out.failed)
 			break;
@@ -928,6 +1000,134 @@ static void *conn_main(void *arg)
 	cn->done = true;
 	pthread_mutex_unlock(&srv.conns_lock);
 	return NULL;
+}
+
+/* epoll mode: one readiness event of @cn, on its worker's thread.  Reads
+ * once (level-triggered: the next epoll_wait() reports the rest), runs
+ * what is complete, sends what the socket takes.  While replies are
+ * pending the connection waits for EPOLLOUT only, so a client that
+ * pipelines without reading is throttled by its own socket, never by
+ * a growing buffer.  False when the connection must close. */
+static bool econn_event(struct conn *cn, uint32_t events)
+{
+	struct client *c = cn->cl;
+	enum in_result r = IN_MORE;
+	uint32_t want;
+
+	out_flush_nb(&c->out);
+	if (c->out.failed)
+		return false;
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+		ssize_t n = recv(cn->fd, c->in + c->have, IN_BUF - c->have,
+				 MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN &&
+			       errno != EWOULDBLOCK && errno != EINTR))
+			return false;	/* EOF or error */
+		if (n > 0)
+			c->have += (size_t)n;
+	}
+	for (;;) {
+		r = client_input(c);
+		out_flush_nb(&c->out);
+		if (r == IN_CLOSE || c->out.failed)
+			return false;	/* best effort: the last reply is sent */
+		if (r == IN_BLOCKED && c->out.len == 0)
+			continue;	/* the socket took it all: go on */
+		break;
+	}
+	want = c->out.len ? EPOLLOUT : EPOLLIN;
+	if (want != cn->events) {
+		struct epoll_event ev = { .events = want, .data.ptr = cn };
+
+		if (epoll_ctl(srv.workers[cn->worker].ep, EPOLL_CTL_MOD,
+			      cn->fd, &ev))
+			return false;
+		cn->events = want;
+	}
+	return true;
+}
+
+/* epoll mode: stop watching @cn and hand it to reap() (main thread). */
+static void econn_close(struct conn *cn)
+{
+	epoll_ctl(srv.workers[cn->worker].ep, EPOLL_CTL_DEL, cn->fd, NULL);
+	shutdown(cn->fd, SHUT_RDWR);
+	free(cn->cl);
+	cn->cl = NULL;
+	/* Last: after this the main thread may free @cn. */
+	pthread_mutex_lock(&srv.conns_lock);
+	cn->done = true;
+	pthread_mutex_unlock(&srv.conns_lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct epoll_event ev[64];
+	int i, n;
+
+	/* Reads the map under RCU and calls rk_call_rcu() (obj_put).
+	 * Blocking in epoll_wait() while registered is fine for the memb
+	 * flavor: only read-side sections hold up a grace period. */
+	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
+	for (;;) {
+		n = epoll_wait(w->ep, ev, 64, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			perror("epoll_wait");
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			struct conn *cn = ev[i].data.ptr;
+
+			if (!cn)
+				goto out;	/* srv.stop_efd: shutting down */
+			if (!econn_event(cn, ev[i].events))
+				econn_close(cn);
+		}
+	}
+out:
+	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
+	return NULL;
+}
+
+static int workers_start(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	int i;
+
+	srv.stop_efd = eventfd(0, EFD_CLOEXEC);
+	srv.workers = calloc((size_t)srv.nworkers, sizeof(*srv.workers));
+	if (srv.stop_efd < 0 || !srv.workers)
+		return -1;
+	for (i = 0; i < srv.nworkers; i++) {
+		struct worker *w = &srv.workers[i];
+
+		w->ep = epoll_create1(EPOLL_CLOEXEC);
+		if (w->ep < 0 ||
+		    epoll_ctl(w->ep, EPOLL_CTL_ADD, srv.stop_efd, &ev) ||
+		    pthread_create(&w->thread, NULL, worker_main, w))
+			return -1;
+	}
+	return 0;
+}
+
+/* Wake every worker (the eventfd stays readable) and join them. */
+static void workers_stop(void)
+{
+	uint64_t one = 1;
+	int i;
+
+	if (write(srv.stop_efd, &one, sizeof(one)) != sizeof(one))
+		perror("eventfd write");
+	for (i = 0; i < srv.nworkers; i++) {
+		pthread_join(srv.workers[i].thread, NULL);
+		close(srv.workers[i].ep);
+	}
+	free(srv.workers);
+	close(srv.stop_efd);
 }
 
 /* Join the workers that have finished; with @all, every worker (after
@@ -950,7 +1150,9 @@ static void reap(bool all)
 	pthread_mutex_unlock(&srv.conns_lock);
 	while ((c = dead)) {
 		dead = c->next;
-		pthread_join(c->thread, NULL);
+		if (c->has_thread)
+			pthread_join(c->thread, NULL);
+		free(c->cl);	/* epoll mode, still open at shutdown */
 		close(c->fd);
 		free(c);
 	}
@@ -980,8 +1182,27 @@ static void accept_one(int lfd)
 		return;
 	}
 	c->fd = fd;
+	if (srv.nworkers) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+
+		c->worker = (int)(srv.next_worker++ % (unsigned int)srv.nworkers);
+		c->events = EPOLLIN;
+		c->cl = client_new(fd, true);
+		/* Linked and added under conns_lock, which the worker takes
+		 * to set ->done: reap() never frees it before it is added. */
+		if (!c->cl || fcntl(fd, F_SETFL, O_NONBLOCK) ||
+		    epoll_ctl(srv.workers[c->worker].ep, EPOLL_CTL_ADD, fd, &ev)) {
+			pthread_mutex_unlock(&srv.conns_lock);
+			close(fd);
+			free(c->cl);
+			free(c);
+			return;
+		}
+		goto link;
+	}
 	/* Linked before the thread starts, under the lock the worker takes
 	 * to set ->done: reap() never misses a worker. */
+	c->has_thread = true;
 	if (pthread_create(&c->thread, NULL, conn_main, c)) {
 		pthread_mutex_unlock(&srv.conns_lock);
 		send_all(fd, BUSY_REPLY, sizeof(BUSY_REPLY) - 1);
@@ -989,6 +1210,7 @@ static void accept_one(int lfd)
 		free(c);
 		return;
 	}
+link:
 	c->next = srv.conns;
 	srv.conns = c;
 	srv.nconns++;
@@ -1002,6 +1224,8 @@ static void shutdown_all(void)
 	struct conn *c;
 	struct obj *o;
 
+	if (srv.nworkers)
+		workers_stop();	/* then no worker touches a connection */
 	pthread_mutex_lock(&srv.conns_lock);
 	for (c = srv.conns; c; c = c->next)
 		shutdown(c->fd, SHUT_RDWR);	/* wakes the worker's recv() */
@@ -1023,11 +1247,13 @@ static void shutdown_all(void)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s [--port N] [--global-lock] [--max-conns N] [--max-id N]\n"
+		"usage: %s [--port N] [--global-lock] [--epoll N] [--max-conns N] [--max-id N]\n"
 		"  --port N       TCP port on 127.0.0.1 (0: any free port; default 0)\n"
 		"  --global-lock  baseline: every map access under one mutex\n"
+		"  --epoll N      N threads with an epoll set each serve the connections\n"
+		"                 (default: one thread per connection)\n"
 		"  --max-conns N  connections served at once (default 128)\n"
-		"  --max-id N     ids are 1..N (default 1048576)\n",
+		"  --max-id N     ids are 0..N, HNEW hands out 1..N (default 1048576)\n",
 		argv0);
 	exit(2);
 }
@@ -1063,11 +1289,14 @@ int main(int argc, char **argv)
 			srv.max_conns = (int)parse_ulong(argv[++i], argv[0]);
 		else if (!strcmp(argv[i], "--max-id"))
 			srv.max_id = parse_ulong(argv[++i], argv[0]);
+		else if (!strcmp(argv[i], "--epoll"))
+			srv.nworkers = (int)parse_ulong(argv[++i], argv[0]);
 		else
 			usage(argv[0]);
 	}
 	if (port > 65535 || srv.max_conns < 1 || srv.max_conns > 4096 ||
-	    srv.max_id < 1)
+	    srv.max_id < 1 || srv.nworkers < 0 ||
+	    srv.nworkers > EPOLL_MAX_WORKERS)
 		usage(argv[0]);
 
 	/* SIGINT/SIGTERM are blocked in every thread (workers inherit the
@@ -1096,8 +1325,13 @@ int main(int argc, char **argv)
 		perror("handle_server: listen on 127.0.0.1");
 		return 1;
 	}
-	printf("listening on 127.0.0.1:%u mode=%s\n", ntohs(addr.sin_port),
-	       srv.global_lock ? "lock" : "ridr");
+	if (srv.nworkers && workers_start()) {
+		perror("handle_server: epoll workers");
+		return 1;
+	}
+	printf("listening on 127.0.0.1:%u mode=%s io=%s\n", ntohs(addr.sin_port),
+	       srv.global_lock ? "lock" : "ridr",
+	       srv.nworkers ? "epoll" : "threads");
 	fflush(stdout);
 
 	pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };

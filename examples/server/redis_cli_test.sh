@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # redis_cli_test.sh SERVER - the real redis-cli (Debian's redis-tools,
-# unmodified) against handle_server, in both modes: every command, every
+# unmodified) against handle_server, in both map modes and with --epoll: every command, every
 # error reply, binary values through -x, commands read from stdin, and a
 # --pipe mass insertion.  Each reply is compared exactly (--no-raw prints
 # the RESP type: (integer), "bulk", (nil), (error)).  The server must then
@@ -49,9 +49,13 @@ expect() {
 
 long=$(printf 'v%.0s' $(seq 65))
 max=$(printf 'w%.0s' $(seq 64))
-for mode in ridr lock; do
-	if [[ $mode == lock ]]; then start_server --global-lock; else start_server; fi
-	echo "== $mode mode on port $port"
+# Map mode (ridr or --global-lock) and I/O mode (a thread per
+# connection, or --epoll workers).
+for setup in "ridr" "lock --global-lock" "ridr --epoll 2"; do
+	read -r mode args <<<"$setup"
+	# shellcheck disable=SC2086 # $args is a list of options
+	start_server $args
+	echo "== $setup on port $port"
 	expect 'PONG' PING
 	expect '"hi there"' PING "hi there"
 	expect '"marker"' ECHO marker

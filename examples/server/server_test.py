@@ -368,8 +368,12 @@ def keys_mode(mode_args, nclients=4, ops=300, nkeys=40):
     srv.stop()
 
 
+# Both map modes, and both I/O modes (a thread per connection; --epoll).
+MODES = ([], ["--global-lock"], ["--epoll", "2"], ["--global-lock", "--epoll", "2"])
+
+
 def part_consistency():
-    for mode in ([], ["--global-lock"]):
+    for mode in MODES:
         consistency_mode(mode)
         keys_mode(mode)
 
@@ -440,8 +444,8 @@ def lifetime_mode(mode_args, seconds=3.0, nreaders=3, batch=64):
 
 
 def part_lifetime():
-    lifetime_mode([])
-    lifetime_mode(["--global-lock"])
+    for mode in MODES:
+        lifetime_mode(mode, seconds=2.0)
 
 
 # ---------------------------------------------------------------------
@@ -518,7 +522,12 @@ FATAL = [  # (frame, protocol error text): answered, then closed
 
 
 def part_bad_input():
-    srv = Server()
+    for io in ([], ["--epoll", "1"]):
+        bad_input_io(io)
+
+
+def bad_input_io(io):
+    srv = Server(*io)
     other = Client(srv.port)
     check(other.cmd("HNEW", "precious") == 1, "first HNEW")
 
@@ -573,7 +582,7 @@ def part_bad_input():
 
     # Connection limit: the extra client gets Redis's error and is
     # closed; the others keep working.
-    srv = Server("--max-conns", "2")
+    srv = Server("--max-conns", "2", *io)
     a, b = Client(srv.port), Client(srv.port)
     check(a.cmd("HNEW", "a") == 1 and b.cmd("HGET", 1) == b"a", "two clients")
     extra = Client(srv.port)
@@ -588,7 +597,7 @@ def part_bad_input():
 
     # Id space exhausted; a freed id is reused once the cyclic cursor
     # wraps; ids past --max-id are out of range, key:0 is id 0.
-    srv = Server("--max-id", "2")
+    srv = Server("--max-id", "2", *io)
     c = Client(srv.port)
     got = [c.cmd("HNEW", "a"), c.cmd("HNEW", "b"), c.cmd("HNEW", "c")]
     check(got == [1, 2, Err("ERR id space full")], f"--max-id 2: {got!r}")
@@ -599,8 +608,26 @@ def part_bad_input():
     check(got == ["OK", b"zero", Err("ERR id space full")], f"key:0 is id 0, not HNEW's: {got!r}")
     c.close()
     srv.stop()
-    print("bad_input: %d wrong requests, %d malformed frames, limits, other clients intact"
-          % (len(BAD), len(FATAL)))
+    # A client that pipelines far more than it reads: the server stops
+    # reading it while its replies wait (epoll) or blocks in send
+    # (threads); others are served meanwhile; then it reads them all.
+    srv = Server(*io)
+    hog, other = Client(srv.port), Client(srv.port)
+    check(other.cmd("HNEW", "o") == 1, "HNEW before the hog")
+    n = 20000
+    reqs = encode("PING", "x" * 60) * n
+    sender = Thread(target=hog.send, args=(reqs,))
+    sender.start()
+    time.sleep(0.5)
+    check(other.cmd("HGET", 1) == b"o", "other client while one does not read")
+    got = [hog.reply() for _ in range(n)]
+    sender.join()
+    check(got == [b"x" * 60] * n, "the hog's pipelined replies")
+    hog.close()
+    other.close()
+    srv.stop()
+    print("bad_input (%s): %d wrong requests, %d malformed frames, limits, a non-reading "
+          "client, other clients intact" % (" ".join(io) or "threads", len(BAD), len(FATAL)))
 
 
 # ---------------------------------------------------------------------
@@ -633,9 +660,15 @@ def fuzz_frame(rng, words):
     return out
 
 
-def part_fuzz(nconns=6, chunks=150, seed=20261202):
-    print(f"fuzz: seed {seed}, {nconns} connections x {chunks} chunks", flush=True)
-    srv = Server()
+def part_fuzz():
+    for io in ([], ["--epoll", "2"]):
+        fuzz_io(io)
+
+
+def fuzz_io(io, nconns=6, chunks=150, seed=20261202):
+    print(f"fuzz ({' '.join(io) or 'threads'}): seed {seed}, {nconns} connections x {chunks} chunks",
+          flush=True)
+    srv = Server(*io)
     victim = Client(srv.port)
     mine = {}
     for n in range(20):
@@ -707,7 +740,12 @@ def part_fuzz(nconns=6, chunks=150, seed=20261202):
 # shutdown: SIGINT with idle and half-sent connections; SIGTERM under load
 
 def part_shutdown():
-    srv = Server()
+    for io in ([], ["--epoll", "2"]):
+        shutdown_io(io)
+
+
+def shutdown_io(io):
+    srv = Server(*io)
     idle = [Client(srv.port) for _ in range(4)]
     check(idle[0].cmd("HNEW", "kept1") == 1, "HNEW before shutdown")
     check(idle[1].cmd("SET", "key:77", "kept2") == "OK", "SET before shutdown")
@@ -720,7 +758,7 @@ def part_shutdown():
         c.close()
     print(f"shutdown: SIGINT with 4 open connections -> {'clean' if ok else 'FAILED'}")
 
-    srv = Server("--global-lock")
+    srv = Server("--global-lock", *io)
     stop = threading.Event()
     counts = []
 
