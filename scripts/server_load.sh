@@ -16,6 +16,9 @@
 #   --keys        key space (-r): keys key:000000000000..N-1 = ids 0..N-1
 #   --quick       --clients "1 4 50" --requests 5000 (a minute or so)
 #   --no-redis    no reference row
+#   --self-check  a few hundred requests, 1 and 2 clients, into a temporary
+#                 directory; checks the JSON, table and PNG it writes
+#                 (scripts/test.sh runs this; seconds)
 #
 # Builds handle_server with --config=opt, starts it once per mode (and
 # redis-server --save '' --appendonly no) on free loopback ports, then for
@@ -36,6 +39,7 @@ pipelines="1 16"
 requests=50000
 keys=100000
 redis=1
+self_check=0
 out=$ROOT/out/server_load
 while (($#)); do
 	case $1 in
@@ -45,8 +49,9 @@ while (($#)); do
 	--keys) keys=${2:?}; shift 2 ;;
 	--quick) clients="1 4 50"; requests=5000; shift ;;
 	--no-redis) redis=0; shift ;;
+	--self-check) self_check=1; clients="1 2"; pipelines="1 4"; requests=300; shift ;;
 	--out) out=${2:?}; shift 2 ;;
-	-h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "server_load.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 done
@@ -60,8 +65,9 @@ fi
 
 bazel build --config=opt //examples/server:handle_server >&2
 server=$(bazel info --config=opt bazel-bin 2>/dev/null)/examples/server/handle_server
-mkdir -p "$out"
 tmp=$(mktemp -d /tmp/ridr-server-load.XXXXXX)
+((self_check)) && out=$tmp/out
+mkdir -p "$out"
 declare -A pid port
 names=()
 
@@ -230,4 +236,25 @@ import subprocess
 subprocess.run(["gnuplot"], input="\n".join(gp), text=True, check=True)
 print(f"\nwrote {out}/server_load.json, server_load.md, server_load.png", file=sys.stderr)
 EOF
+if ((self_check)); then
+	# Every server, both tests, both depths, both client counts, with a
+	# positive rate and CPU figure; a real PNG.
+	python3 - "$out" "${names[*]}" <<'EOF' || ok=0
+import json, sys
+out, names = sys.argv[1], sys.argv[2].split()
+d = json.load(open(f"{out}/server_load.json"))
+cells = {(r["test"], r["pipeline"]) for r in d["runs"]}
+assert cells == {("SET", 1), ("GET", 1), ("SET", 4), ("GET", 4)}, cells
+for r in d["runs"]:
+    assert r["clients"] == [1, 2], r["clients"]
+    assert sorted(r["rps"]) == sorted(names), (r["rps"].keys(), names)
+    for s in names:
+        assert all(x > 0 for x in r["rps"][s]), (s, r)
+        assert all(x >= 0 for x in r["cpu_us_per_req"][s]), (s, r)
+md = open(f"{out}/server_load.md").read()
+assert md.count("| clients |") == 4, md
+assert open(f"{out}/server_load.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+print("server_load.sh --self-check: ok", file=sys.stderr)
+EOF
+fi
 ((ok))
