@@ -220,9 +220,9 @@ panels = len(result["runs"])
 cols = 2
 rowsn = (panels + 1) // 2
 gp = [f"set terminal pngcairo size {600 * cols},{380 * rowsn} font 'sans,10'",
-      f"set output '{out}/server_load.png'",
+      f"set output '{out}/server_load.png'", "set termoption noenhanced",
       f"set multiplot layout {rowsn},{cols} title 'handle_server under redis-benchmark: requests/s ({ncpu} CPUs, loopback)'",
-      "set termoption noenhanced", "set logscale x 2", "set key top left", "set grid", "set xlabel 'clients (-c)'", "set ylabel 'requests/s'",
+      "set logscale x 2", "set key top left", "set grid", "set xlabel 'clients (-c)'", "set ylabel 'requests/s'",
       "set yrange [0:*]"]
 styles = {"ridr": "lc rgb '#1f77b4' pt 7", "lock": "lc rgb '#d62728' pt 5",
           "epoll": "lc rgb '#2ca02c' pt 11", "redis": "lc rgb '#7f7f7f' pt 9 dt 2"}

@@ -45,9 +45,14 @@
  * cannot be found.  No claimed length is ever allocated: every buffer is
  * fixed-size, per connection.
  *
- * Threads: one per connection (blocking I/O), capped at --max-conns; the
- * main thread accepts and handles signals.  docs/using.md explains why
- * this is kept for redis-benchmark -c 50 rather than an epoll loop.
+ * Threads: by default one per connection (blocking I/O), capped at
+ * --max-conns; with --epoll N, N workers each wait on their own epoll set
+ * for the connections the main thread assigns them round robin, with
+ * non-blocking sockets and per-connection backpressure (econn_event()).
+ * The main thread accepts and handles signals in both.  Measured
+ * (docs/using.md): with many clients and no pipelining a thread per
+ * connection spends more CPU per request (a wakeup per request) than the
+ * epoll workers, which handle several ready connections per wakeup.
  *
  * Object lifetime (the pattern of ridr.h and lockref.h):
  *  1. HNEW fills in an object with count 1 (the map's reference) and
