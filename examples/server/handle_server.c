@@ -160,7 +160,7 @@ static struct {
 
 	/* Counters: relaxed atomics, they order nothing; INFO is a
 	 * snapshot (exact when no request is in flight). */
-	unsigned long created, deleted, objects, requests, errors;
+	unsigned long created, deleted, objects, requests, errors, bytes_in;
 
 	pthread_mutex_t conns_lock;	/* the conns list and nconns */
 	struct conn *conns;
@@ -736,12 +736,14 @@ static void format_info(char *buf, size_t size)
 		 "conns:%d\r\n"
 		 "requests:%lu\r\n"
 		 "errors:%lu\r\n"
+		 "bytes_in:%lu\r\n"
 		 "max_id:%lu\r\n"
 		 "io:%s\r\n"
 		 "io_threads:%d\r\n",
 		 srv.global_lock ? "lock" : "ridr", ids, stat_read(created),
 		 stat_read(deleted), stat_read(objects), conns,
-		 stat_read(requests), stat_read(errors), srv.max_id,
+		 stat_read(requests), stat_read(errors), stat_read(bytes_in),
+		 srv.max_id,
 		 srv.nworkers ? "epoll" : "thread-per-connection",
 		 srv.nworkers ? srv.nworkers : conns);
 }
@@ -988,6 +990,7 @@ static void *conn_main(void *arg)
 		if (r <= 0)
 			break;	/* EOF, error, or shutdown() by the server */
 		c->have += (size_t)r;
+		__atomic_fetch_add(&srv.bytes_in, (unsigned long)r, __ATOMIC_RELAXED);
 		open = client_input(c) == IN_MORE;
 		out_flush(&c->out);
 		if (c->out.failed)
@@ -1029,8 +1032,11 @@ static bool econn_event(struct conn *cn, uint32_t events)
 		if (n == 0 || (n < 0 && errno != EAGAIN &&
 			       errno != EWOULDBLOCK && errno != EINTR))
 			return false;	/* EOF or error */
-		if (n > 0)
+		if (n > 0) {
 			c->have += (size_t)n;
+			__atomic_fetch_add(&srv.bytes_in, (unsigned long)n,
+					   __ATOMIC_RELAXED);
+		}
 	}
 	for (;;) {
 		r = client_input(c);

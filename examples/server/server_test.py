@@ -526,6 +526,66 @@ def part_bad_input():
         bad_input_io(io)
 
 
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise ValueError("no VmRSS")
+
+
+def no_claimed_allocation(io, nconns=32):
+    """Claimed lengths are never allocated: 32 connections each announce
+    a bulk string just under BULK_LIMIT (1 MiB) and send half of it; a
+    server that buffered claims would grow by at least 16 MiB, ours by
+    its fixed buffers (32 x 32 KiB).  Measured in --epoll mode, where a
+    connection costs no thread (a thread's stack and, under the
+    sanitizers, its shadow memory would blur the number)."""
+    srv = Server(*io)
+    probe = Client(srv.port)
+    check(probe.cmd("PING") == "PONG", "PING before the claims")
+    before = rss_kib(srv.proc.pid)
+    claim = BULK_LIMIT - 1
+    hdr = b"*2\r\n$4\r\nHNEW\r\n$%d\r\n" % claim
+    half = b"z" * (claim // 2)
+    # The server's byte count before the claims; each later INFO request
+    # adds its own len(encode("INFO")) bytes.
+    base = info(probe)["bytes_in"]
+    conns = []
+    for _ in range(nconns):
+        c = Client(srv.port)
+        c.send(hdr + half)
+        conns.append(c)
+    # Measure once the server has read every byte sent (bounded wait).
+    want = base + nconns * (len(hdr) + len(half))
+    deadline = time.time() + TIMEOUT
+    polls = 0
+    while True:
+        polls += 1
+        got = info(probe)["bytes_in"] - polls * len(encode("INFO"))
+        if got >= want or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    check(got >= want, f"the server read {got - base} of the claims' bytes, want {want - base}")
+    check(probe.cmd("PING") == "PONG", "PING while 32 claims are pending")
+    grown = rss_kib(srv.proc.pid) - before
+    check(grown < 8 * 1024, f"server grew by {grown} KiB while {nconns} connections "
+          f"claimed {claim} bytes each and sent half (fixed buffers: ~{nconns * 32} KiB)")
+    # The rest of each bulk completes the request: argument too long,
+    # and the connection is still usable.
+    for c in conns:
+        c.send(half + b"z" + b"\r\n" + encode("PING"))
+    for c in conns:
+        r = [c.reply(), c.reply()]
+        check(r == [Err(f"ERR argument too long (max {ARG_MAX} bytes)"), "PONG"],
+              f"after a {claim}-byte argument: {r!r}")
+        c.close()
+    probe.close()
+    srv.stop()
+    print(f"no_claimed_allocation ({' '.join(io)}): RSS grew {grown} KiB under "
+          f"{nconns} x {claim // 2} bytes of pending claims", flush=True)
+
+
 def bad_input_io(io):
     srv = Server(*io)
     other = Client(srv.port)
@@ -608,6 +668,8 @@ def bad_input_io(io):
     check(got == ["OK", b"zero", Err("ERR id space full")], f"key:0 is id 0, not HNEW's: {got!r}")
     c.close()
     srv.stop()
+    if io:
+        no_claimed_allocation(io)
     # A client that pipelines far more than it reads: the server stops
     # reading it while its replies wait (epoll) or blocks in send
     # (threads); others are served meanwhile; then it reads them all.
