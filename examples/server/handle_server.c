@@ -134,7 +134,7 @@ struct conn {
 	bool has_thread;	/* thread-per-connection mode */
 	pthread_t thread;
 	struct client *cl;	/* epoll mode: freed by the worker on close */
-	int worker;		/* epoll mode: the worker whose set holds fd */
+	int worker;		/* epoll mode: the worker watching fd */
 	uint32_t events;	/* epoll mode: interest set (worker only) */
 	bool done;		/* set by the worker on exit (conns_lock) */
 	struct conn *next;	/* conns list (conns_lock) */
@@ -320,7 +320,7 @@ static int obj_del(unsigned long id)
 
 struct out {
 	int fd;
-	bool nonblock;		/* epoll mode: flush what the socket takes */
+	bool nonblock;		/* epoll: send only what the socket takes */
 	bool failed;		/* a send failed: the peer is gone */
 	size_t len;
 	char buf[OUT_BUF];
@@ -408,7 +408,7 @@ out_fmt(struct out *out, const char *fmt, ...)
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;	/* truncated: only sanitized names */
+		n = sizeof(line) - 1;	/* cut: only sanitized names */
 	out_add(out, line, (size_t)n);
 }
 
@@ -603,7 +603,7 @@ static enum presult parse(struct client *c)
 			break;
 		case P_BULK_HDR:
 			if (c->nread == c->nelem)
-				return P_CMD;	/* also "*0": argc 0, ignored */
+				return P_CMD;	/* "*0": argc 0, ignored */
 			if (!avail)
 				return P_MORE;
 			if (c->in[c->pos] != '$') {
@@ -649,7 +649,8 @@ static enum presult parse(struct client *c)
 		case P_CRLF:
 			if (avail < 2)
 				return P_MORE;
-			if (c->in[c->pos] != '\r' || c->in[c->pos + 1] != '\n') {
+			if (c->in[c->pos] != '\r' ||
+			    c->in[c->pos + 1] != '\n') {
 				c->perr = "expected CRLF after bulk string";
 				return P_ERROR;
 			}
@@ -990,7 +991,8 @@ static void *conn_main(void *arg)
 		if (r <= 0)
 			break;	/* EOF, error, or shutdown() by the server */
 		c->have += (size_t)r;
-		__atomic_fetch_add(&srv.bytes_in, (unsigned long)r, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&srv.bytes_in, (unsigned long)r,
+				   __ATOMIC_RELAXED);
 		open = client_input(c) == IN_MORE;
 		out_flush(&c->out);
 		if (c->out.failed)
@@ -1042,7 +1044,7 @@ static bool econn_event(struct conn *cn, uint32_t events)
 		r = client_input(c);
 		out_flush_nb(&c->out);
 		if (r == IN_CLOSE || c->out.failed)
-			return false;	/* best effort: the last reply is sent */
+			return false;	/* the last reply: best effort */
 		if (r == IN_BLOCKED && c->out.len == 0)
 			continue;	/* the socket took it all: go on */
 		break;
@@ -1094,7 +1096,7 @@ static void *worker_main(void *arg)
 			struct conn *cn = ev[i].data.ptr;
 
 			if (!cn)
-				goto out;	/* srv.stop_efd: shutting down */
+				goto out;	/* srv.stop_efd: shutdown */
 			if (!econn_event(cn, ev[i].events))
 				econn_close(cn);
 		}
@@ -1196,13 +1198,15 @@ static void accept_one(int lfd)
 	if (srv.nworkers) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 
-		c->worker = (int)(srv.next_worker++ % (unsigned int)srv.nworkers);
+		c->worker = (int)(srv.next_worker++ %
+				  (unsigned int)srv.nworkers);
 		c->events = EPOLLIN;
 		c->cl = client_new(fd, true);
 		/* Linked and added under conns_lock, which the worker takes
 		 * to set ->done: reap() never frees it before it is added. */
 		if (!c->cl || fcntl(fd, F_SETFL, O_NONBLOCK) ||
-		    epoll_ctl(srv.workers[c->worker].ep, EPOLL_CTL_ADD, fd, &ev)) {
+		    epoll_ctl(srv.workers[c->worker].ep, EPOLL_CTL_ADD, fd,
+			      &ev)) {
 			pthread_mutex_unlock(&srv.conns_lock);
 			close(fd);
 			free(c->cl);
@@ -1340,8 +1344,8 @@ int main(int argc, char **argv)
 		perror("handle_server: epoll workers");
 		return 1;
 	}
-	printf("listening on 127.0.0.1:%u mode=%s io=%s\n", ntohs(addr.sin_port),
-	       srv.global_lock ? "lock" : "ridr",
+	printf("listening on 127.0.0.1:%u mode=%s io=%s\n",
+	       ntohs(addr.sin_port), srv.global_lock ? "lock" : "ridr",
 	       srv.nworkers ? "epoll" : "threads");
 	fflush(stdout);
 

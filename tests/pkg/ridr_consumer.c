@@ -86,7 +86,8 @@ int main(void)
 		o->id = (unsigned long)i;
 		o->value = o->id * 7;
 		/* Exact id: [i, i]; publishes the initialised object. */
-		CHECK(ridr_alloc(&map, o, o->id, o->id, &id) == 0 && id == o->id);
+		CHECK(ridr_alloc(&map, o, o->id, o->id, &id) == 0);
+		CHECK(id == o->id);
 	}
 	CHECK(ridr_count(&map) == NOBJ);
 	for (i = 0; i < NREADERS; i++)
