@@ -2,6 +2,9 @@
 # Install what ridr-kit needs from Debian 12, only what is missing.
 # Idempotent; needs root (or sudo) and apt-get.  Usage: scripts/setup.sh [--kernel]
 #   --kernel  also the kernel-backport tool chain (sources, coccinelle, qemu).
+# redis-tools (redis-cli, redis-benchmark) drives the example server in its
+# tests; redis-server is only the reference row of scripts/server_load.sh,
+# which starts its own instance on a loopback port and stops it.
 set -euo pipefail
 
 # linux-source-6.1 (+ xz-utils to unpack it): the benchmarks' kernel
@@ -9,7 +12,7 @@ set -euo pipefail
 # tarball (third_party/linux_6_1/); without it they are left out.
 BASE_PKGS=(bazel-bootstrap gcc g++ binutils libc6-dev liburcu-dev
 	   libcriterion-dev pkg-config python3 gnuplot-nox valgrind
-	   linux-source-6.1 xz-utils)
+	   linux-source-6.1 xz-utils redis-tools redis-server)
 KERNEL_PKGS=(linux-source-6.1 linux-source-6.12 coccinelle qemu-system-x86
 	     busybox-static bc bison flex libelf-dev libssl-dev cpio xz-utils
 	     kmod ccache perl make git)

@@ -61,6 +61,17 @@ if [[ ! -s $OUT/extra-pkg.counts ]]; then
 	extra_failed=$((extra_failed + 1))
 fi
 
+# The server benchmark harness (scripts/server_load.sh: redis-benchmark
+# against the example server and a reference redis-server), a few hundred
+# requests: one test case (the benchmark itself is run by hand,
+# docs/using.md).
+echo "test.sh: == scripts/server_load.sh --self-check ==" >&2
+if scripts/server_load.sh --self-check >/dev/null; then
+	echo "1 0" >"$OUT/extra-server_load.counts"
+else
+	echo "0 1" >"$OUT/extra-server_load.counts"
+fi
+
 # Kernel backport: writes out/test/extra-kernel.counts ("passed failed").
 if [[ $RK_KERNEL != 0 ]]; then
 	rm -f "$OUT/extra-kernel.counts"

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# check_symbols.sh LIB HEADER... - symbol hygiene of libridr.so.
+# check_symbols.sh LIB NODE HEADER... - symbol hygiene of libridr.so or
+# liblockref.so.
 #
 # The dynamic symbols LIB defines must be exactly the functions the
-# public HEADERs declare out of line (ridr_*, __ridr_*, lockref_*, and the
-# compat runtime rk_*), plus rk_tsan_gp_token in a ThreadSanitizer build
-# (the inline read-side unlock releases it) and the RIDR_0 version node:
-# nothing missing, nothing extra.  Also checks the soname against
-# pkg/VERSION when given as PKG_VERSION.
+# public HEADERs declare out of line (libridr: ridr_*, __ridr_* and the
+# compat runtime rk_* of ridr.h, compat.h and user.h; liblockref:
+# lockref_* of lockref.h), plus rk_tsan_gp_token in a ThreadSanitizer
+# build of libridr (the inline read-side unlock releases it) and the
+# version node NODE (RIDR_1, LOCKREF_1): nothing missing, nothing extra.
+# Also checks the soname (libNAME.so.MAJOR, NAME from LIB's file name)
+# against pkg/VERSION when given as PKG_VERSION.
 set -euo pipefail
 lib=$1
-shift
+node=$2
+shift 2
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -24,8 +28,8 @@ grep -hoE '^[a-z][a-z_ ]*[ *]+(__ridr|ridr|lockref|rk)_[a-z0-9_]+\(' "$@" |
 nm -D --defined-only "$lib" | awk '{ print $3 }' | sed 's/@.*//' |
 	sort -u >"$tmp/exported"
 # Defined data and version nodes that are not functions.
-grep -qx RIDR_0 "$tmp/exported" || { echo "FAIL: no RIDR_0 version node" >&2; fail=1; }
-grep -vxE 'RIDR_0|rk_tsan_gp_token' "$tmp/exported" >"$tmp/exported_fn"
+grep -qx "$node" "$tmp/exported" || { echo "FAIL: no $node version node" >&2; fail=1; }
+grep -vxE "$node|rk_tsan_gp_token" "$tmp/exported" >"$tmp/exported_fn"
 # rk_tsan_gp_token only where the library is TSan-instrumented.
 if grep -qx rk_tsan_gp_token "$tmp/exported" &&
    ! nm -D "$lib" | grep -q ' U __tsan_'; then
@@ -44,13 +48,15 @@ if [[ -n $extra ]]; then
 	fail=1
 fi
 # Every exported symbol carries the version node.
-if nm -D --defined-only "$lib" | awk '{ print $3 }' | grep -v '^RIDR_0$' |
-   grep -v '@@RIDR_0$' | grep -q .; then
+if nm -D --defined-only "$lib" | awk '{ print $3 }' | grep -vx "$node" |
+   grep -v "@@$node\$" | grep -q .; then
 	echo "FAIL: unversioned exported symbols" >&2
 	fail=1
 fi
 soname=$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')
-if [[ -n ${PKG_VERSION:-} && $soname != "libridr.so.${PKG_VERSION%%.*}" ]]; then
+base=$(basename "$lib")
+base=${base%%.so*}
+if [[ -n ${PKG_VERSION:-} && $soname != "$base.so.${PKG_VERSION%%.*}" ]]; then
 	echo "FAIL: soname '$soname' does not match version $PKG_VERSION" >&2
 	fail=1
 fi
