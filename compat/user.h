@@ -40,14 +40,18 @@
 #ifndef RK_COMPAT_USER_H
 #define RK_COMPAT_USER_H
 
-#if !defined(_LGPL_SOURCE) && !defined(__SANITIZE_THREAD__)
+#if !defined(_LGPL_SOURCE) && !defined(__SANITIZE_THREAD__) && \
+    !defined(RK_NO_URCU_INLINE)
 /* Inline liburcu's read-side fast paths (for the headers included here
  * only: undefined again below, so a consumer's own later liburcu
  * includes compile as the consumer chose).  Not under ThreadSanitizer:
  * inlined, liburcu's own reader/grace-period handshake (plain volatile
  * accesses to urcu_memb_gp) would be instrumented as if it were our
  * code; called out of line, it stays in the uninstrumented library and
- * our annotations model it instead. */
+ * our annotations model it instead.  A program that must not inline
+ * liburcu's LGPL code (a proprietary one) defines RK_NO_URCU_INLINE
+ * before including our headers: the read side is then called out of
+ * line, as liburcu's own headers do without _LGPL_SOURCE. */
 #define _LGPL_SOURCE
 #define RK_DEFINED_LGPL_SOURCE
 #endif
