@@ -37,11 +37,13 @@
 /* A bucket bursts into a full node rather than hold more ids. */
 #define RIDR_BUCKET_MAX 32
 /* A bucket whose ids all lie in one block of 64 becomes a full leaf
- * rather than hold more than this many. */
+ * rather than hold more than this many.
+ */
 #define RIDR_LEAF_BURST 16
 /* A full leaf with this many ids or fewer collapses into a bucket, and
  * so does a full internal node with no full child and at most
- * RIDR_MERGE_MAX ids below it (hysteresis: far from RIDR_BUCKET_MAX). */
+ * RIDR_MERGE_MAX ids below it (hysteresis: far from RIDR_BUCKET_MAX).
+ */
 #define RIDR_COLLAPSE_MAX 4
 #define RIDR_MERGE_MAX 8
 
@@ -90,7 +92,8 @@ RK_HIDDEN extern const char ridr_reserved;
 #define RIDR_RESERVED ((void *)&ridr_reserved)
 
 /* Layout checks: what readers load never shares a line with what
- * writers update in a full node. */
+ * writers update in a full node.
+ */
 RK_BUILD_BUG_ON(RIDR_SLOTS != 64); /* free bitmaps are 64-bit */
 RK_BUILD_BUG_ON(sizeof(void *) * RIDR_SLOTS % RIDR_NODE_ALIGN != 0);
 RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr_node, free) !=
@@ -127,7 +130,8 @@ static inline unsigned int ridr_digit(unsigned long id, unsigned int level)
 }
 
 /* Slots that hold ids <= RIDR_MAX_ID: all 64, but 16 at the top level
- * with 64-bit longs. */
+ * with 64-bit longs.
+ */
 static inline uint64_t ridr_valid_slots(unsigned int level)
 {
 	unsigned int shift = level * RIDR_SHIFT;
@@ -215,7 +219,8 @@ static inline void __rk_rcu **ridr_entries(const struct ridr_bucket *b)
 }
 
 /* Key of record @i: a single-copy load (the array is written in place
- * only beyond @n, before @n is published; see read.c). */
+ * only beyond @n, before @n is published; see read.c).
+ */
 static inline unsigned long ridr_key(const struct ridr_bucket *b,
 				     unsigned int i)
 {
@@ -263,7 +268,8 @@ RK_HIDDEN unsigned int ridr_block_cap(unsigned int kshift);
 
 /* Reserve what @need says, from new allocations without sleeping (if
  * @may_alloc), then @pl, then the map's spares.  On failure nothing is
- * taken: 0 or -ENOMEM. */
+ * taken: 0 or -ENOMEM.
+ */
 RK_HIDDEN int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
 			      const struct ridr_need *need,
 			      struct ridr_preload *pl, bool may_alloc);
@@ -288,18 +294,21 @@ RK_HIDDEN const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map);
 /* Spare nodes the map holds (takes the spare lock). */
 RK_HIDDEN unsigned int ridr_spares(struct ridr *map);
 /* End a preload giving back only as many nodes as make the map hold
- * @spares spares again; free the rest. */
+ * @spares spares again; free the rest.
+ */
 RK_HIDDEN void ridr_preload_return(struct ridr_preload *pl,
 				   unsigned int spares);
 
 /* ---- bucket.c ------------------------------------------------------- */
 
 /* Index of the record whose key is @id's (live, reserved or a
- * tombstone), or -1. */
+ * tombstone), or -1.
+ */
 RK_HIDDEN int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id);
 /* Lowest id in [@lo, @hi] (inside one 2^kshift range) that has no
  * live or reserved record in @b: false if none; *@tomb gets the index
- * of the id's tombstone record, or -1 if it has none. */
+ * of the id's tombstone record, or -1 if it has none.
+ */
 RK_HIDDEN bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long lo,
 			       unsigned long hi, unsigned long *out, int *tomb);
 /* Records of @b in [@lo, @hi] with a non-NULL entry. */
@@ -307,7 +316,8 @@ RK_HIDDEN unsigned int ridr_bucket_count(const struct ridr_bucket *b,
 					 unsigned long lo, unsigned long hi);
 /* Append to @dst (unpublished, keys >= every key in it) the records of
  * @src in [@lo, @hi] with non-NULL entries, plus (@id, @ptr) in its
- * place if @add.  Keys are re-based to @dst's kshift. */
+ * place if @add.  Keys are re-based to @dst's kshift.
+ */
 RK_HIDDEN void ridr_bucket_copy(struct ridr_bucket *dst,
 				const struct ridr_bucket *src, unsigned long lo,
 				unsigned long hi, bool add, unsigned long id,

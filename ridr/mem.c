@@ -75,7 +75,8 @@ static void ridr_bytes_add(struct ridr *map, long delta)
 
 /* Spares are fresh nodes linked through slot 0 (a plain pointer: they
  * are never published as such); the link is cleared when one is taken,
- * so a node handed out is all zero but for what ridr_stock_node() sets. */
+ * so a node handed out is all zero but for what ridr_stock_node() sets.
+ */
 static void ridr_spare_lock(struct ridr *map)
 {
 	rk_spin_lock(&map->spare_lock);
@@ -147,7 +148,8 @@ int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
 	}
 	/* Then preloaded nodes, then the map's spares; take nothing unless
 	 * everything is there, so a failure leaves @pl and the map as they
-	 * were. */
+	 * were.
+	 */
 	from_pl = want - st->nr;
 	if (!pl || from_pl > pl->nr)
 		from_pl = pl ? pl->nr : 0;
@@ -201,7 +203,8 @@ struct ridr_node *ridr_stock_node(struct ridr *map, struct ridr_stock *st,
 		return NULL;
 	node = st->nodes[--st->nr];
 	/* Fresh from the allocator: all zero.  A full node starts with no
-	 * slot used and every slot free. */
+	 * slot used and every slot free.
+	 */
 	node->free = ridr_valid_slots(level);
 	ridr_bytes_add(map, (long)sizeof(*node));
 	return node;
@@ -257,7 +260,8 @@ static void ridr_bucket_free_rcu(struct rk_rcu_head *head)
 						u.rcu);
 
 	/* The header's reader fields are intact: only the writer-only
-	 * union was overwritten by the rcu head. */
+	 * union was overwritten by the rcu head.
+	 */
 	if (b->block)
 		rk_cache_free(&ridr_node_cache, (struct ridr_node *)(void *)b);
 	else
@@ -286,7 +290,8 @@ int ridr_preload(struct ridr_preload *pl, struct ridr *map,
 	if (!pl || !map || (pl->map && pl->map != map))
 		return -EINVAL;	/* one preload serves one map */
 	/* A full node per level an id <= max needs (growth, or bursts
-	 * down a chain), plus one for the bucket or leaf at the end. */
+	 * down a chain), plus one for the bucket or leaf at the end.
+	 */
 	want = ridr_levels_for(max) + 1;
 	had = pl->nr;
 	if (pl->nr < want) {
@@ -302,7 +307,8 @@ int ridr_preload(struct ridr_preload *pl, struct ridr *map,
 
 		if (!node) {
 			/* Back to how it was: the spares taken return, what
-			 * this call allocated is freed. */
+			 * this call allocated is freed.
+			 */
 			while (pl->nr > had + taken)
 				rk_cache_free(&ridr_node_cache,
 					      pl->nodes[--pl->nr]);
@@ -385,7 +391,8 @@ void ridr_destroy(struct ridr *map)
 	unsigned int level, top;
 
 	/* Unpublish first (W11), then retire every object; readers that
-	 * started before may still walk them until a grace period. */
+	 * started before may still walk them until a grace period.
+	 */
 	rk_rcu_init_pointer(map->root, NULL);
 	if (w && ridr_kind(w)) {
 		ridr_drop_ref(map, w);
@@ -396,7 +403,8 @@ void ridr_destroy(struct ridr *map)
 		level = top;
 		at[level] = 0;
 		/* Iterative post-order walk; the objects are unreachable, so
-		 * their slots are read but never changed. */
+		 * their slots are read but never changed.
+		 */
 		for (;;) {
 			void *s = NULL;
 

@@ -31,7 +31,8 @@
 #include "compat/compat.h"
 
 /* The reserved marker: its address is the entry of a reserved id in a
- * bucket.  Never dereferenced. */
+ * bucket.  Never dereferenced.
+ */
 RK_HIDDEN const char ridr_reserved;
 
 /*
@@ -42,10 +43,10 @@ RK_HIDDEN const char ridr_reserved;
 	do {                                                                \
 		const type *k = (const type *)(const void *)b->data;        \
 		type want = (type)key;                                      \
-                                                                            \
+									\
 		for (i = 0; i < n; i++) {                                   \
 			type ki = rk_read_once(k[i]);                       \
-                                                                            \
+									\
 			if (ki >= want) {                                   \
 				if (ki != want)                             \
 					return NULL;                        \
@@ -69,7 +70,8 @@ void *__ridr_find_slow(const void *word, unsigned long id, bool root)
 	n = rk_load_acquire(b->n);
 	ks = b->kshift;
 	/* The root bucket covers [0, 2^kshift); below a slot the path has
-	 * already fixed the bits above kshift. */
+	 * already fixed the bits above kshift.
+	 */
 	if (root && ks < RIDR_ID_BITS && (id >> ks))
 		return NULL;
 	key = id & ridr_low_mask(ks);
@@ -189,7 +191,8 @@ void *ridr_get_next(const struct ridr *map, unsigned long *idp)
 		if (down)
 			continue;
 		/* Nothing left in this node: resume in the parent after it,
-		 * going further up while it was the parent's last slot. */
+		 * going further up while it was the parent's last slot.
+		 */
 		for (;;) {
 			unsigned long end = lo | ridr_span(level);
 

@@ -129,7 +129,8 @@ struct ridr_node {
  *         single-copy readable).
  * @keep_level: the last emptied object, kept for reuse (writer): its
  *        level (a bucket counts one below the node whose slot holds
- *        it), or -1 for none; @keep_id is an id it covers.
+ *        it), or -1 for none.
+ * @keep_id: an id the kept object covers (writer).
  * @spare: unpublished full nodes kept for the next insertions, linked
  *         through their slot 0, at most RIDR_PRELOAD_MAX.
  * @nspare: how many.

@@ -284,7 +284,8 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 		if (down)
 			continue;
 		/* Nothing free at or after lo below this node: go on after
-		 * it in its parent (further up if it was the last slot). */
+		 * it in its parent (further up if it was the last slot).
+		 */
 		for (;;) {
 			unsigned long end = lo | ridr_span(level);
 
@@ -309,7 +310,8 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 /* Insertion                                                           */
 
 /* Where a bucket hangs: the root, or slot @d of the full node @parent at
- * @level; the ids that reach it through there are [@lo, @hi]. */
+ * @level; the ids that reach it through there are [@lo, @hi].
+ */
 struct ridr_place {
 	void __rk_rcu **slot;
 	struct ridr_node *parent;
@@ -336,7 +338,8 @@ static unsigned long ridr_bucket_max(const struct ridr_bucket *b,
 }
 
 /* The slot at @pl no longer reaches @b, whose @m records in the slot's
- * range are now unreachable through it (W5, W12). */
+ * range are now unreachable through it (W5, W12).
+ */
 static void ridr_bucket_unref(struct ridr *map, struct ridr_bucket *b,
 			      unsigned int m)
 {
@@ -408,7 +411,8 @@ static void ridr_grow(struct ridr *map, struct ridr_stock *st,
 }
 
 /* Record an allocation in a full leaf, and clear free bits upwards while
- * nodes fill up; @path[l] is the node at level l above the leaf. */
+ * nodes fill up; @path[l] is the node at level l above the leaf.
+ */
 static void ridr_leaf_take(struct ridr_node *leaf, unsigned int d,
 			   struct ridr_node **path, unsigned int top,
 			   unsigned long id)
@@ -462,7 +466,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 		bool clean = pl.root || (b->u.w.refs == 1 &&
 					 b->kshift == pl.level * RIDR_SHIFT);
 		/* Only a root bucket can be asked for an id beyond its
-		 * range (it could not widen: it bursts, then grows). */
+		 * range (it could not widen: it bursts, then grows).
+		 */
 		bool inside = id <= pl.hi;
 		unsigned long key = id & ridr_low_mask(b->kshift);
 		int i = inside ? ridr_bucket_index(b, id) : -1;
@@ -486,7 +491,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 		}
 		m = ridr_bucket_count(b, pl.lo, pl.hi);
 		/* Ids in one block of 64 fill a full leaf early: direct
-		 * indexing once a quarter of it would be used. */
+		 * indexing once a quarter of it would be used.
+		 */
 		dense = m + 1 > RIDR_LEAF_BURST &&
 			(pl.root ? id < RIDR_SLOTS &&
 				   ridr_bucket_max(b, pl.lo, pl.hi) < RIDR_SLOTS :
@@ -497,7 +503,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 
 			ks = pl.root ? b->kshift : pl.level * RIDR_SHIFT;
 			/* An append that found the bucket full: leave room
-			 * for the next ones (cyclic allocation). */
+			 * for the next ones (cyclic allocation).
+			 */
 			if (clean && b->n == b->cap &&
 			    (!b->n || key > ridr_key(b, b->n - 1u))) {
 				unsigned int more = 2 * b->cap < 24 ?
@@ -592,7 +599,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 		}
 		if (pl.root && id > ridr_span(q)) {
 			/* The root bucket could not widen (W7): grow above
-			 * the new full root. */
+			 * the new full root.
+			 */
 			ridr_grow(map, st, need, f, q, ridr_levels_for(id) - 1,
 				  id, entry);
 			return;
@@ -698,7 +706,8 @@ static void ridr_insert(struct ridr *map, unsigned long id, void *ptr,
 
 			if (level == 1 && prev && !ridr_kind(prev)) {
 				/* Dense growth: the leaf on the left exists,
-				 * so start a full leaf here too. */
+				 * so start a full leaf here too.
+				 */
 				struct ridr_node *leaf;
 
 				if (!st) {
@@ -774,7 +783,8 @@ static bool ridr_store_fast(struct ridr_hint *h, unsigned long id, void *ptr)
 }
 
 /* The id an allocation takes: lowest free in [@min, @max], or from the
- * cursor with wrap-around. */
+ * cursor with wrap-around.
+ */
 static int ridr_pick(const struct ridr *map, unsigned long min,
 		     unsigned long max, bool cyclic, unsigned long *idp,
 		     struct ridr_hint *h)
@@ -1035,7 +1045,8 @@ rk_export_symbol(ridr_replace);
 /* Removal and what it may collapse                                    */
 
 /* The parent of the object at level @level on @id's path: the node at
- * level + 1, or NULL if that object is the root. */
+ * level + 1, or NULL if that object is the root.
+ */
 static struct ridr_node *ridr_parent(const struct ridr *map,
 				     unsigned long id, unsigned int level,
 				     unsigned int *top)
@@ -1061,7 +1072,8 @@ static struct ridr_node *ridr_parent(const struct ridr *map,
 }
 
 /* Unlink slot @d of @parent (level @level) and retire what it held
- * (W11, W12); the slot is free again. */
+ * (W11, W12); the slot is free again.
+ */
 static void ridr_unlink_slot(struct ridr *map, struct ridr_node *parent,
 			     unsigned int level, unsigned int d)
 {
@@ -1113,7 +1125,8 @@ static void ridr_prune(struct ridr *map, unsigned long id, unsigned int level)
 			return;
 		ridr_unlink_slot(map, parent, level + 1, d);
 		/* The ancestors' free bits: every node above has a free id
-		 * now (this slot). */
+		 * now (this slot).
+		 */
 		{
 			unsigned int l;
 			void *w = ridr_protected(map->root);
@@ -1288,7 +1301,8 @@ static void ridr_bucket_shrink(struct ridr *map, struct ridr_node *parent,
 }
 
 /* After a removal on @id's path (@sp): collapse what fell small, from
- * the bottom up. */
+ * the bottom up.
+ */
 static void ridr_tidy(struct ridr *map, unsigned long id,
 		      const struct ridr_spot *sp, unsigned int level)
 {
@@ -1325,7 +1339,8 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 		sp.leaf->free |= 1ULL << d;
 		sp.leaf->count--;
 		/* The leaf has a free id now: set the bits above it up to
-		 * the first that was already set. */
+		 * the first that was already set.
+		 */
 		for (level = 1; level <= sp.top; level++) {
 			uint64_t bit = 1ULL << ridr_digit(id, level);
 
@@ -1352,7 +1367,8 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 
 			if (!b->u.w.live && b->u.w.refs > 1) {
 				/* A shared bucket with nothing left: unlink
-				 * every slot that reaches it. */
+				 * every slot that reaches it.
+				 */
 				unsigned int e;
 				void *word = ridr_bucket_word(b);
 
@@ -1368,7 +1384,8 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 				ridr_tidy(map, id, &sp, sp.level);
 			} else if (b->u.w.refs > 1) {
 				/* Shared: a slot with nothing left in it
-				 * stops pointing to the bucket (W11). */
+				 * stops pointing to the bucket (W11).
+				 */
 				unsigned int d = ridr_digit(id, sp.level);
 				unsigned long lo = ridr_slot_base(id, sp.level,
 								  d);
