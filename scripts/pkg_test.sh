@@ -86,7 +86,8 @@ check_install_staged() {
 		if grep -q "$STAGE" "$L/pkgconfig/$lib.pc"; then exit 1; fi
 		test "$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --modversion $lib)" = "$version"
 	done
-	test "$(ar t "$L/libridr.a" | sort | tr '\n' ' ')" = "ridr.pic.o user.pic.o "
+	test "$(ar t "$L/libridr.a" | sort | tr '\n' ' ')" = \
+		"bucket.pic.o mem.pic.o read.pic.o user.pic.o write.pic.o "
 	test "$(ar t "$L/liblockref.a")" = lockref.pic.o
 	# liblockref.so takes the runtime from libridr.so, and says so.
 	objdump -p "$L/liblockref.so.$version" | grep -q "NEEDED *libridr.so.$major"
@@ -210,7 +211,7 @@ check_lgpl_only() {
 	# has something to read, so the proof below does not rest on symbol
 	# names alone.
 	readelf --debug-dump=info "$L/libridr.a" >libridr.dwarf
-	grep -q 'DW_AT_name.*ridr\.c' libridr.dwarf
+	grep -q 'DW_AT_name.*ridr/write\.c' libridr.dwarf
 	"$chk" clean ./ridr_only ./ridr_only_static "$L/libridr.so.$version" "$L/libridr.a" -- "${gpl[@]}"
 	# The same check sees lockref where it is: it is not blind.
 	cc "$ROOT/tests/pkg/consumer.c" -o both_static $(pc --cflags lockref) \
@@ -257,10 +258,21 @@ check_symbols() {
 		"RIDR_$major" "$I/ridr/ridr.h" "$I/compat/compat.h" "$I/compat/user.h"
 	PKG_VERSION=$version tests/pkg/check_symbols.sh "$L/liblockref.so.$version" \
 		"LOCKREF_$major" "$I/lockref/lockref.h"
-	# An archive cannot hide symbols, so its objects must define no
-	# global beyond what the shared library exports.
+	# An archive cannot hide symbols from a static link, so its objects
+	# must define no default-visibility global beyond what the shared
+	# library exports; the hidden ones (functions shared between ridr's
+	# source files) must stay in the library's own ridr_ namespace.
 	for lib in ridr lockref; do
-		nm -g --defined-only "$L/lib$lib.a" | awk 'NF == 3 { print $3 }' | sort -u >"$TMP/a.syms"
+		readelf -sW "$L/lib$lib.a" |
+			awk '$5 == "GLOBAL" && $7 != "UND" && $6 == "HIDDEN" { print $8 }' |
+			sort -u >"$TMP/a.hidden"
+		if grep -v '^ridr_' "$TMP/a.hidden"; then
+			echo "lib$lib.a: hidden globals outside ridr_*"
+			exit 1
+		fi
+		readelf -sW "$L/lib$lib.a" |
+			awk '$5 == "GLOBAL" && $7 != "UND" && $6 == "DEFAULT" { print $8 }' |
+			sort -u >"$TMP/a.syms"
 		nm -D --defined-only "$L/lib$lib.so.$version" | awk '{ print $3 }' | sed 's/@.*//' | sort -u >"$TMP/so.syms"
 		test -s "$TMP/a.syms"
 		extra=$(comm -23 "$TMP/a.syms" "$TMP/so.syms")

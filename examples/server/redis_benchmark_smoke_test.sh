@@ -30,9 +30,12 @@ for setup in "ridr" "lock --global-lock" "ridr --epoll 2"; do
 	[[ -n $port ]] || { cat "$tmp/err" >&2; fail "$mode: server did not start"; continue; }
 	for run in "-c 50 -n 3000" "-c 4 -P 16 -n 4000"; do
 		# shellcheck disable=SC2086 # $run is a list of options
-		redis-benchmark -h 127.0.0.1 -p "$port" -t set,get -r 100 $run -q \
-			>"$tmp/bench" 2>&1
+		# Bounded: a stalled run fails here, naming the mode and run,
+		# instead of running into Bazel's test timeout.
+		timeout 120 redis-benchmark -h 127.0.0.1 -p "$port" -t set,get \
+			-r 100 $run -q >"$tmp/bench" 2>&1
 		rc=$?
+		((rc == 124)) && fail "$mode $run: redis-benchmark stalled for 120 s"
 		tr '\r' '\n' <"$tmp/bench" | grep 'requests per second' | tee "$tmp/rps"
 		((rc == 0)) || fail "$mode $run: redis-benchmark exited $rc"
 		grep -q '^SET: [0-9.]* requests per second' "$tmp/rps" || fail "$mode $run: no SET result"
