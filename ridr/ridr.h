@@ -465,19 +465,17 @@ static inline void *ridr_find(const struct ridr *map, unsigned long id)
 	if ((id >> shift) >> RIDR_SHIFT)
 		return NULL;
 	node = (const struct ridr_node *)(w & ~(unsigned long)(RIDR_NODE_ALIGN - 1));
-	for (;;) {
+	while (shift) {
 		void *s = rk_rcu_dereference(
 			node->slots[(id >> shift) & (RIDR_SLOTS - 1)]);
 
-		if (!shift)
-			return s;	/* a leaf slot holds the entry */
-		if (unlikely((unsigned long)s & RIDR_KIND_MASK))
-			return __ridr_find_slow(s, id, false);
-		if (!s)
-			return NULL;
+		if (unlikely(((unsigned long)s & RIDR_KIND_MASK) || !s))
+			return s ? __ridr_find_slow(s, id, false) : NULL;
 		node = (const struct ridr_node *)s;
 		shift -= RIDR_SHIFT;
 	}
+	/* A leaf slot holds the entry. */
+	return rk_rcu_dereference(node->slots[id & (RIDR_SLOTS - 1)]);
 }
 
 /* The same lookup as an out-of-line function (ABI, function pointers). */
