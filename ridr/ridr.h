@@ -159,19 +159,19 @@ struct ridr {
 };
 
 /*
- * Static initializer (default flavor).  Designators in declaration
- * order (C++20 requires it).
+ * Static initializer (default flavor).  Every member, in declaration
+ * order: C++20 requires the order, and g++ -Wextra wants every member.
  */
 #if RK_HAVE_FLAVORS
-#define RIDR_INIT                                                         \
-	{ .root = NULL, .flavor = RK_RCU_DEFAULT_FLAVOR,                  \
-	  .lock = RK_SPINLOCK_INIT, .spare_lock = RK_SPINLOCK_INIT,       \
-	  .keep_level = -1 }
+#define RIDR_INIT_FLAVOR_ .flavor = RK_RCU_DEFAULT_FLAVOR,
 #else
-#define RIDR_INIT                                                         \
-	{ .root = NULL, .lock = RK_SPINLOCK_INIT,                         \
-	  .spare_lock = RK_SPINLOCK_INIT, .keep_level = -1 }
+#define RIDR_INIT_FLAVOR_
 #endif
+#define RIDR_INIT                                                         \
+	{ .root = NULL, RIDR_INIT_FLAVOR_ .reader_pad = { 0 },            \
+	  .lock = RK_SPINLOCK_INIT, .spare_lock = RK_SPINLOCK_INIT,       \
+	  .keep_level = -1, .next = 0, .count = 0, .bytes = 0,            \
+	  .keep_id = 0, .spare = NULL, .nspare = 0 }
 #define DEFINE_RIDR(name) struct ridr name = RIDR_INIT
 
 /**
@@ -190,7 +190,7 @@ struct ridr_preload {
 	struct ridr *map;
 	struct ridr_node *nodes[RIDR_PRELOAD_MAX];
 };
-#define RIDR_PRELOAD_INIT { .nr = 0, .map = NULL }
+#define RIDR_PRELOAD_INIT { .nr = 0, .map = NULL, .nodes = { NULL } }
 
 /**
  * ridr_init() - Initialise an empty map using the default RCU flavor.
