@@ -81,9 +81,10 @@ expression E, E1, E2, E3;
 + *    a grace period too, so a lookup that found either may finish.
 + *
 + * Memory: each live id pins at most one root-to-leaf path (ids below 2^31:
-+ * at most 6 nodes); empty nodes are freed and the tree shrinks as ids go
-+ * away, so an idle process holds no node.  The number of timers is bounded
-+ * by RLIMIT_SIGPENDING through the sigqueue each timer preallocates.
++ * at most 6 nodes); sparse ids live in small buckets, and an idle process
++ * keeps at most the object it emptied last (freed with the signal_struct).
++ * The number of timers is bounded by RLIMIT_SIGPENDING through the
++ * sigqueue each timer preallocates.
 + */
  static int posix_timer_add(struct k_itimer *timer)
  {

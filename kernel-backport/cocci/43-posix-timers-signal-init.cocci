@@ -6,10 +6,9 @@
 /// map's spinlock its lockdep class.  (init_signals gets RIDR_INIT from
 /// backport.py: spatch does not match its initializer.)
 /// free_signal_struct(): exit_itimers() removed every id of the process
-/// (do_exit() of the last thread); a ridr whose ids are all removed holds
-/// no node (its root is NULL, the nodes went to call_rcu() as they
-/// emptied), so there is nothing to tear down.  Anything left is a leak:
-/// warn, and free the nodes with ridr_destroy() (no lock, call_rcu() only,
+/// (do_exit() of the last thread): an id left is a bug, warn.  The map may
+/// still hold the object it emptied last (kept for the next timer_create()),
+/// so ridr_destroy() always frees what is left (no lock, call_rcu() only,
 /// so it is fine from the RCU callback that may drop the last reference).
 //
 // Files: kernel/fork.c
@@ -33,8 +32,8 @@ identifier sig;
  static inline void free_signal_struct(struct signal_struct *sig)
  {
 +#ifdef CONFIG_POSIX_TIMERS
-+	if (WARN_ON_ONCE(!ridr_is_empty(&sig->posix_timer_ids)))
-+		ridr_destroy(&sig->posix_timer_ids);
++	WARN_ON_ONCE(!ridr_is_empty(&sig->posix_timer_ids));
++	ridr_destroy(&sig->posix_timer_ids);
 +#endif
  ...
  }
