@@ -612,10 +612,6 @@ def patch4(files, tree):
         tree["init/Kconfig"],
         'config POSIX_TIMERS\n\tbool "Posix Clocks & timers" if EXPERT\n'
         "\tdefault y\n", "\tselect RIDR\n", "init/Kconfig")
-    fk = "kernel/fork.c"
-    tree[fk] = sub_exact(
-        tree[fk], ")))ridr_destroy(&sig->posix_timer_ids);",
-        ")))\n\t\tridr_destroy(&sig->posix_timer_ids);", 1, fk)
     tree[PT] = sub_exact(
         tree[PT], " * Delete a timer if it is armed, remove it from the hash and"
         " schedule it\n", " * Delete a timer if it is armed, remove its id from"
