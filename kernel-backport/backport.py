@@ -277,7 +277,7 @@ def ridr_c():
                     '#include "compat/compat.h"\n'):
             text = sub_exact(text, old, "", 1, name)
         parts.append(text)
-    text = (spdx + "/*\n * lib/ridr.c - ridr, an RCU-readable id map and "
+    text = (spdx + "/*\n * ridr, an RCU-readable id map and "
             "id allocator: internal.h,\n * then " + ", ".join(
                 p.split("/")[1] for p in RIDR_PARTS) +
             " of the ridr-kit core, in one file.\n */\n"

@@ -36,36 +36,39 @@
 RK_HIDDEN const char ridr_reserved;
 
 /*
- * Find @key among the first @n records of @b with @type keys (sorted):
- * the record's entry, or NULL.
+ * Index of @key among the first @n keys (sorted) of a bucket, or -1:
+ * one function per key width, so each loop reads a typed array.
  */
-#define RIDR_BUCKET_SCAN(type)                                              \
-	do {                                                                \
-		const type *k = (const type *)(const void *)b->data;        \
-		type want = (type)key;                                      \
-									\
+#define RIDR_DEFINE_SCAN(name, type)                                        \
+	static int name(const type *k, unsigned int n, unsigned long key)   \
+	{                                                                   \
+		unsigned int i;                                             \
+									    \
 		for (i = 0; i < n; i++) {                                   \
 			type ki = rk_read_once(k[i]);                       \
-									\
-			if (ki >= want) {                                   \
-				if (ki != want)                             \
-					return NULL;                        \
-				goto found;                                 \
-			}                                                   \
+									    \
+			if (ki >= (type)key)                                \
+				return ki == (type)key ? (int)i : -1;       \
 		}                                                           \
-		return NULL;                                                \
-	} while (0)
+		return -1;                                                  \
+	}
+RIDR_DEFINE_SCAN(ridr_scan16, uint16_t)
+RIDR_DEFINE_SCAN(ridr_scan32, uint32_t)
+RIDR_DEFINE_SCAN(ridr_scan64, uint64_t)
 
 void *__ridr_find_slow(const void *word, unsigned long id, bool root)
 {
 	const struct ridr_bucket *b;
-	unsigned int n, i, ks;
+	unsigned int n, ks;
+	const void *keys;
+	int i;
 	unsigned long key;
 	void *e;
 
 	if (!word)
 		return NULL;
 	b = ridr_to_bucket(word);
+	keys = b->data;
 	/* R3: acquire, pairs with the release in ridr_bucket_append(). */
 	n = rk_load_acquire(b->n);
 	ks = b->kshift;
@@ -77,13 +80,17 @@ void *__ridr_find_slow(const void *word, unsigned long id, bool root)
 	key = id & ridr_low_mask(ks);
 	switch (ridr_kind(word)) {
 	case RIDR_KIND_B16:
-		RIDR_BUCKET_SCAN(uint16_t);
+		i = ridr_scan16(keys, n, key);
+		break;
 	case RIDR_KIND_B32:
-		RIDR_BUCKET_SCAN(uint32_t);
+		i = ridr_scan32(keys, n, key);
+		break;
 	default:
-		RIDR_BUCKET_SCAN(uint64_t);
+		i = ridr_scan64(keys, n, key);
+		break;
 	}
-found:
+	if (i < 0)
+		return NULL;
 	e = rk_rcu_dereference(ridr_entries(b)[i]);
 	return e == RIDR_RESERVED ? NULL : e;
 }
