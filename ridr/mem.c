@@ -434,10 +434,12 @@ void ridr_destroy(struct ridr *map)
 			node = path[level];
 		}
 	}
-	ridr_spare_lock(map);
+	/* No lock: nobody else uses the map now (no writer, no preload),
+	 * and ridr_destroy() may run in an RCU callback (softirq in the
+	 * kernel: free_signal_struct()), where taking the spare lock, which
+	 * process context takes with softirqs enabled, could deadlock. */
 	while (ridr_spare_count(map))
 		rk_cache_free(&ridr_node_cache, ridr_spare_take(map));
-	ridr_spare_unlock(map);
 	rk_write_once(map->next, 0);
 	rk_write_once(map->count, 0);
 	map->keep_level = -1;

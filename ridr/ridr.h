@@ -103,7 +103,6 @@ extern "C" {
  */
 struct ridr_node {
 	void __rk_rcu *slots[RIDR_SLOTS];
-	/* private: */
 	uint64_t free;
 	unsigned int count;
 	unsigned int nfull;
@@ -225,8 +224,9 @@ void ridr_init_flavor(struct ridr *map, const rk_rcu_flavor_t *flavor);
  * through the map must wait for them (rcu_barrier()) before it is
  * unloaded.
  *
- * Context: No concurrent writer.  Userspace: the thread is registered
- * with the map's flavor.
+ * Context: No concurrent writer or preload.  Takes no lock and never
+ * sleeps: may run in an RCU callback (the kernel's free_signal_struct()).
+ * Userspace: the thread is registered with the map's flavor.
  */
 void ridr_destroy(struct ridr *map);
 
