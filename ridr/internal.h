@@ -34,6 +34,21 @@
 #define RIDR_KIND_B32 2UL
 #define RIDR_KIND_B64 3UL
 
+/*
+ * Writer-private bits of map->flags, beside the public RIDR_ACCOUNT and
+ * RIDR_ATOMIC.  RIDR_F_WRAPPED: the cyclic cursor went past RIDR_MAX_ID
+ * to 0 (so the next cyclic allocation reports a wrap even though its id
+ * is not below the cursor).
+ */
+#define RIDR_FLAGS_PUBLIC (RIDR_ACCOUNT | RIDR_ATOMIC)
+#define RIDR_F_WRAPPED (1u << 31)
+
+/* The allocation flags of @map for an allocation of kind @gfp. */
+static inline rk_gfp_t ridr_gfp(const struct ridr *map, rk_gfp_t gfp)
+{
+	return (map->flags & RIDR_ACCOUNT) ? gfp | RK_GFP_ACCOUNT : gfp;
+}
+
 /* A bucket bursts into a full node rather than hold more ids. */
 #define RIDR_BUCKET_MAX 32
 /* A bucket whose ids all lie in one block of 64 becomes a full leaf
