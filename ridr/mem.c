@@ -66,7 +66,7 @@ static size_t ridr_bucket_bytes(const struct ridr_bucket *b)
 			  ridr_bucket_size(b->kshift, b->cap);
 }
 
-static void ridr_bytes_add(struct ridr *map, long delta)
+void ridr_bytes_add(struct ridr *map, long delta)
 {
 	rk_write_once(map->bytes, map->bytes + (unsigned long)delta);
 }

@@ -897,6 +897,147 @@ unsigned long ridr_count(const struct ridr *map);
  */
 size_t ridr_memory(const struct ridr *map);
 
+/* ---- IDA: ids without entries --------------------------------------- */
+
+/* Ids per bitmap chunk of an IDA (a chunk is 16 + RIDR_IDA_BITS / 8 B). */
+#define RIDR_IDA_BITS 4096
+
+/**
+ * struct ridr_ida - an id allocator without entries (the kernel's IDA).
+ * @map: a ridr map of bitmaps: for chunk k of RIDR_IDA_BITS ids, map id
+ *       2k holds its bitmap (while some id of it is allocated) and map id
+ *       2k + 1 is reserved while all of them are, so ridr's own free-id
+ *       search skips full chunks.  Its lock serializes the IDA's writers;
+ *       its flavor and flags (ridr_set_flags(&ida->map, ...)) apply.
+ * @count: allocated ids (writer; a snapshot for ridr_ida_count()).
+ *
+ * Memory: bits, not slots: 0.133 bytes per id where ids are dense (a
+ * 528-byte chunk per 4096 ids, plus 1/32 of a 576-byte node for its two
+ * map ids); about 570 bytes for a chunk holding a single id.
+ */
+struct ridr_ida {
+	struct ridr map;
+	unsigned long count;
+};
+
+#define RIDR_IDA_INIT { .map = RIDR_INIT, .count = 0 }
+#define DEFINE_RIDR_IDA(name) struct ridr_ida name = RIDR_IDA_INIT
+
+/**
+ * ridr_ida_init() - Initialise an empty IDA (default RCU).
+ * @ida: the IDA.
+ *
+ * Context: Any; @ida not in use.
+ */
+void ridr_ida_init(struct ridr_ida *ida);
+
+#if RK_HAVE_FLAVORS
+/**
+ * ridr_ida_init_flavor() - Initialise an empty IDA with an RCU flavor.
+ * @ida: the IDA.
+ * @flavor: liburcu flavor of its readers (as ridr_init_flavor()).
+ *
+ * Context: Any; @ida not in use.
+ */
+void ridr_ida_init_flavor(struct ridr_ida *ida, const rk_rcu_flavor_t *flavor);
+#endif
+
+/**
+ * ridr_ida_destroy() - Free every id and all memory of an IDA.
+ * @ida: the IDA.
+ *
+ * Bitmaps and nodes are freed after a grace period (readers in
+ * ridr_ida_test() stay safe); the IDA is empty and reusable on return.
+ *
+ * Context: No concurrent writer (as ridr_destroy()).
+ */
+void ridr_ida_destroy(struct ridr_ida *ida);
+
+/**
+ * ridr_ida_alloc() - Allocate the lowest free id in [@min, @max].
+ * @ida: the IDA.
+ * @min: lowest acceptable id (inclusive).
+ * @max: highest acceptable id (inclusive).
+ * @idp: on success, receives the id.
+ *
+ * Full chunks are skipped through the map's free-id search (O(height)),
+ * then the chunk's summary word finds the bit: no scan of full ranges.
+ *
+ * Ordering: none beyond the IDA itself (no object is published): a
+ * ridr_ida_test() that runs after the call returned sees the id.
+ * Context: Writer; takes and releases the IDA's lock.  Allocates as
+ * ridr_alloc() (without sleeping under the lock; if that fails,
+ * RK_GFP_KERNEL outside it, which may sleep in the kernel, or
+ * RK_GFP_ATOMIC with RIDR_ATOMIC).
+ * Return: 0, -EINVAL (@min > @max, NULL @ida or @idp), -ENOMEM (IDA
+ * unchanged) or -ENOSPC if [@min, @max] is full.
+ */
+int ridr_ida_alloc(struct ridr_ida *ida, unsigned long min, unsigned long max,
+		   unsigned long *idp);
+
+/**
+ * ridr_ida_alloc_cyclic() - Allocate the next free id after the last one.
+ * @ida: the IDA.
+ * @min: lowest acceptable id (inclusive).
+ * @max: highest acceptable id (inclusive).
+ * @idp: on success, receives the id.
+ *
+ * As ridr_alloc_cyclic(): searches [cursor, @max], then [@min, cursor);
+ * the cursor (the map's, ridr_get_cursor(&ida->map)) then moves past the
+ * id handed out.
+ *
+ * Context: as ridr_ida_alloc().
+ * Return: 0, -EINVAL, -ENOMEM (IDA and cursor unchanged) or -ENOSPC.
+ */
+int ridr_ida_alloc_cyclic(struct ridr_ida *ida, unsigned long min,
+			  unsigned long max, unsigned long *idp);
+
+/**
+ * ridr_ida_free() - Free an allocated id.
+ * @ida: the IDA.
+ * @id: the id.
+ *
+ * Never allocates, never fails for an allocated id.  A bitmap left empty
+ * is freed after a grace period.
+ *
+ * Context: Writer; takes and releases the IDA's lock.  Never sleeps.
+ * Return: 0, -ENOENT if @id is not allocated (IDA unchanged), -EINVAL.
+ */
+int ridr_ida_free(struct ridr_ida *ida, unsigned long id);
+
+/**
+ * ridr_ida_test() - Whether @id is allocated.
+ * @ida: the IDA.
+ * @id: the id.
+ *
+ * A reader: a ridr_find() of the id's bitmap and one load of one word.
+ * Concurrent with writers the answer is the id's state at some point
+ * during the call.
+ *
+ * Context: Caller holds the RCU read lock (ridr_read_lock(&ida->map)).
+ * Wait-free; stores nothing.
+ * Return: true if allocated.
+ */
+bool ridr_ida_test(const struct ridr_ida *ida, unsigned long id);
+
+/**
+ * ridr_ida_count() - Allocated ids.
+ * @ida: the IDA.
+ *
+ * Context: Any; a snapshot unless writers are serialized.
+ * Return: the count.
+ */
+unsigned long ridr_ida_count(const struct ridr_ida *ida);
+
+/**
+ * ridr_ida_memory() - Bytes held by an IDA: bitmaps and map objects.
+ * @ida: the IDA.
+ *
+ * Context: Any; a snapshot unless writers are serialized.
+ * Return: bytes.
+ */
+size_t ridr_ida_memory(const struct ridr_ida *ida);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,6 +73,12 @@
  *     freed after every reader that could have reached it has left its
  *     read-side critical section.  A bucket several slots point to is
  *     retired when the last of them stops pointing to it.
+ * W13. Conditional updates.  ridr_cmpxchg() and ridr_remove_if() compare
+ *     the entry and store (W2, W8) or remove (W3, W8) under the writers'
+ *     serialization: no other writer changes the entry in between, and
+ *     readers see the change as any replace or removal.  ridr_store() is
+ *     a replace if the id is allocated, else an insertion; ridr_insert()
+ *     an allocation of [id, id].  None needs a new ordering.
  *
  * Allocation: an insertion first runs as a plan (ridr_insert_id() with no
  * stock: nothing is changed, the objects it needs are counted), then the
@@ -81,10 +87,11 @@
  * plan counted.  So a failed allocation changes nothing.  Removal never
  * needs memory; collapses are skipped if their bucket cannot be had.
  *
- * Writer-only state: map->count, ->next, ->bytes, ->keep_*, a full
- * node's @free, @count, @nfull and a bucket's @live and @refs.  The map
- * counters are written with rk_write_once() so the getters may read a
- * snapshot.
+ * Writer-only state: map->count, ->next, ->bytes, ->flags, ->keep_*, a
+ * full node's @free, @count, @nfull and a bucket's @live and @refs.  The
+ * map counters and flags are written with rk_write_once() so the getters
+ * (and the locked calls, which read the flags before taking the lock)
+ * may read a snapshot.
  */
 #include "ridr/internal.h"
 
@@ -173,7 +180,7 @@ rk_export_symbol(ridr_get_cursor);
 void __ridr_set_cursor(struct ridr *map, unsigned long next)
 {
 	rk_write_once(map->next, next);
-	map->flags &= ~RIDR_F_WRAPPED;
+	rk_write_once(map->flags, map->flags & ~RIDR_F_WRAPPED);
 }
 rk_export_symbol(__ridr_set_cursor);
 
@@ -181,7 +188,8 @@ int ridr_set_flags(struct ridr *map, unsigned int flags)
 {
 	if (!map || (flags & ~RIDR_FLAGS_PUBLIC))
 		return -EINVAL;
-	map->flags = (map->flags & ~RIDR_FLAGS_PUBLIC) | flags;
+	rk_write_once(map->flags,
+		      (map->flags & ~RIDR_FLAGS_PUBLIC) | flags);
 	return 0;
 }
 rk_export_symbol(ridr_set_flags);
@@ -316,6 +324,14 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 			}
 		}
 	}
+}
+
+int ridr_first_free(const struct ridr *map, unsigned long start,
+		    unsigned long *out)
+{
+	struct ridr_hint h;
+
+	return ridr_next_free(map, start, out, &h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -859,13 +875,15 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 done:
 	rk_write_once(map->count, map->count + 1);
 	if (cyclic) {
+		unsigned int flags = map->flags & ~RIDR_F_WRAPPED;
+
 		wrapped = id < map->next || (map->flags & RIDR_F_WRAPPED);
 		/* Wraps to 0 past RIDR_MAX_ID, then restarts at min. */
 		rk_write_once(map->next, id + 1);
 		if (id == RIDR_MAX_ID)
-			map->flags |= RIDR_F_WRAPPED;
-		else
-			map->flags &= ~RIDR_F_WRAPPED;
+			flags |= RIDR_F_WRAPPED;
+		if (flags != map->flags)
+			rk_write_once(map->flags, flags);
 	}
 	*idp = id;
 	return wrapped;
@@ -971,8 +989,8 @@ static int ridr_run(struct ridr *map, const struct ridr_args *a,
 static int ridr_locked(struct ridr *map, const struct ridr_args *a)
 {
 	struct ridr_preload pl;	/* only .nr and .map need initialising */
-	rk_gfp_t gfp = (map->flags & RIDR_ATOMIC) ? RK_GFP_ATOMIC :
-						     RK_GFP_KERNEL;
+	rk_gfp_t gfp = (rk_read_once(map->flags) & RIDR_ATOMIC) ?
+			       RK_GFP_ATOMIC : RK_GFP_KERNEL;
 	unsigned int spares;
 	int ret, tries;
 

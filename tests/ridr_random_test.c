@@ -429,6 +429,116 @@ static void run(uint64_t seed, enum idmode mode, bool failures)
 	free(md.entry);
 }
 
+/*
+ * The IDA against the same model (entries unused): ridr_ida_alloc and
+ * ridr_ida_alloc_cyclic over random ranges (with allocation failures
+ * injected: -ENOMEM changes nothing), ridr_ida_free, ridr_ida_test of
+ * random and allocated ids, and the count; every 4096 operations every
+ * model id must test allocated.
+ */
+static void check_ida(struct ridr_ida *ida, const struct model *md, long op)
+{
+	cr_assert_eq(ridr_ida_count(ida), (unsigned long)md->n,
+		     "op %ld: ida count %lu, model %ld", op,
+		     ridr_ida_count(ida), md->n);
+	ridr_read_lock(&ida->map);
+	for (long i = 0; i < md->n; i++)
+		cr_assert(ridr_ida_test(ida, md->id[i]),
+			  "op %ld: id %lu allocated but tests free", op,
+			  md->id[i]);
+	ridr_read_unlock(&ida->map);
+}
+
+static void run_ida(uint64_t seed, enum idmode mode, bool failures)
+{
+	struct model md = { 0 };
+	struct rk_prng r;
+	struct ridr_ida ida;
+
+	md.id = calloc(MAX_LIVE + 1, sizeof(*md.id));
+	md.entry = calloc(MAX_LIVE + 1, sizeof(*md.entry));
+	cr_assert(md.id && md.entry);
+	rk_prng_seed(&r, seed);
+	ridr_ida_init(&ida);
+	for (long op = 0; op < OPS; op++) {
+		uint64_t kind = rk_prng_below(&r, 100);
+		unsigned long id = pick_id(&r, &md, mode), min, max, got, want;
+		bool inject = failures && rk_prng_below(&r, 20) == 0;
+		long pos;
+		int ret, mret;
+
+		if (kind < 45 && md.n < MAX_LIVE) {
+			bool cyclic = rk_prng_below(&r, 4) == 0;
+
+			min = id;
+			switch (rk_prng_below(&r, 4)) {
+			case 0: max = min; break;
+			case 1: max = min + rk_prng_below(&r, 200); break;
+			case 2: max = ULONG_MAX; break;
+			default: max = min + 3 * RIDR_IDA_BITS; break;
+			}
+			if (max < min)
+				max = ULONG_MAX;
+			if (cyclic) {
+				unsigned long start = md.cursor;
+
+				if (start < min || start > max)
+					start = min;
+				mret = model_free(&md, start, max, &want);
+				if (mret && start > min)
+					mret = model_free(&md, min, start - 1,
+							  &want);
+			} else {
+				mret = model_free(&md, min, max, &want);
+			}
+			if (inject)
+				fx_alloc.fail_from = 1 + (long)rk_prng_below(&r, 3);
+			ret = cyclic ? ridr_ida_alloc_cyclic(&ida, min, max, &got) :
+				       ridr_ida_alloc(&ida, min, max, &got);
+			fx_alloc.fail_from = 0;
+			fx_alloc.fail_all = false;
+			if (inject && ret == -ENOMEM && !mret) {
+				check_ida(&ida, &md, op);
+				continue;
+			}
+			cr_assert_eq(ret, mret, "op %ld: ida alloc%s [%lu, %lu] "
+				     "returned %d, model %d", op,
+				     cyclic ? "_cyclic" : "", min, max, ret,
+				     mret);
+			if (!ret) {
+				cr_assert_eq(got, want, "op %ld: ida alloc%s "
+					     "[%lu, %lu] gave %lu, model %lu",
+					     op, cyclic ? "_cyclic" : "", min,
+					     max, got, want);
+				model_insert(&md, got, P(1));
+				if (cyclic)
+					md.cursor = got + 1;
+			}
+		} else if (kind < 80) {
+			bool has = model_has(&md, id, &pos);
+
+			ret = ridr_ida_free(&ida, id);
+			cr_assert_eq(ret, has ? 0 : -ENOENT, "op %ld: ida free "
+				     "%lu returned %d", op, id, ret);
+			if (has)
+				model_delete(&md, pos);
+		} else {
+			bool has = model_has(&md, id, &pos), t;
+
+			ridr_read_lock(&ida.map);
+			t = ridr_ida_test(&ida, id);
+			ridr_read_unlock(&ida.map);
+			cr_assert_eq(t, has, "op %ld: ida test %lu", op, id);
+		}
+		if ((op & RANDOM_CHECK_MASK) == 0)
+			check_ida(&ida, &md, op);
+	}
+	check_ida(&ida, &md, OPS);
+	ridr_ida_destroy(&ida);
+	free(md.id);
+	free(md.entry);
+}
+
 #define T(name, ...) Test(ridr_random, name, .init = fx_setup, .fini = fx_teardown, .timeout = 600, ##__VA_ARGS__)
 
 T(matches_model_seed_1)
@@ -459,4 +569,24 @@ T(matches_model_far_64_bit_ids)
 T(failed_allocations_change_nothing)
 {
 	run(0xfa11, SPARSE31, true);
+}
+
+T(ida_matches_model_dense)
+{
+	run_ida(0x1da, DENSE_MIX, false);
+}
+
+T(ida_matches_model_sparse_31_bit_ids)
+{
+	run_ida(0x1da31, SPARSE31, false);
+}
+
+T(ida_matches_model_far_64_bit_ids)
+{
+	run_ida(0x1da64, FAR64, false);
+}
+
+T(ida_failed_allocations_change_nothing)
+{
+	run_ida(0x1dafa11, SPARSE31, true);
 }
