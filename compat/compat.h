@@ -10,14 +10,15 @@
  *   RCU        rk_rcu_dereference(), rk_rcu_dereference_protected(),
  *              rk_rcu_assign_pointer(), rk_rcu_init_pointer(),
  *              rk_call_rcu(), RK_RCU_DEFAULT_FLAVOR
- *   ordering   rk_read_once(), rk_write_once(),
+ *   ordering   rk_read_once(), rk_write_once(), rk_load_acquire(),
+ *              rk_store_release(), rk_smp_rmb(), rk_prefetch(),
  *              rk_try_cmpxchg64_relaxed() / _release() / () (full),
  *              RK_USE_CMPXCHG_LOCKREF
  *   locking    rk_spin_lock_init(), rk_spin_lock(), rk_spin_unlock(),
  *              rk_spin_value_unlocked(), rk_assert_spin_locked(),
  *              RK_SPINLOCK_INIT
  *   memory     rk_alloc(size, gfp), rk_free(p, size), RK_GFP_KERNEL,
- *              RK_GFP_NOWAIT
+ *              RK_GFP_NOWAIT, RK_GFP_ATOMIC, RK_GFP_ACCOUNT
  *   misc       likely(), unlikely(), rk_bug_on(), rk_warn_on_once(),
  *              rk_ffs64(), rk_popcount64(), RK_BUILD_BUG_ON()
  *

@@ -32,6 +32,7 @@
 #include <linux/gfp.h>
 #include <linux/init.h>
 #include <linux/limits.h>
+#include <linux/prefetch.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -104,6 +105,12 @@
 #define rk_load_acquire(x) smp_load_acquire(&(x))
 #define rk_store_release(x, v) smp_store_release(&(x), (v))
 
+/* Loads before it are ordered before loads after it. */
+#define rk_smp_rmb() smp_rmb()
+
+/* A hint: fetch the line at @p for reading; orders nothing. */
+#define rk_prefetch(p) prefetch(p)
+
 /*
  * lockref's fast path.  On failure *@oldp receives the current value (the
  * kernel's try_cmpxchg64 contract, as C11 compare_exchange in userspace).
@@ -164,6 +171,17 @@
  * unchanged), so a failure is not worth a warning splat.
  */
 #define RK_GFP_NOWAIT (GFP_NOWAIT | __GFP_NOWARN)
+/*
+ * For the locked calls of a map that must never sleep (RIDR_ATOMIC): the
+ * retry after a failed RK_GFP_NOWAIT attempt may dip into the reserves.
+ * Failure is still handled (-ENOMEM, map unchanged): no warning splat.
+ */
+#define RK_GFP_ATOMIC (GFP_ATOMIC | __GFP_NOWARN)
+/* Or-ed into the above for a map created with RIDR_ACCOUNT: the objects
+ * are charged to the allocating task's memory cgroup (the per-call form
+ * of SLAB_ACCOUNT, which would charge every map's nodes).
+ */
+#define RK_GFP_ACCOUNT __GFP_ACCOUNT
 
 /*
  * Zeroed allocation / free.  kfree() finds the size itself: @size is only

@@ -22,6 +22,9 @@
  *                              kmem_cache_zalloc/kmem_cache_free
  *   rk_bug_on/rk_warn_on_once  BUG_ON/WARN_ON_ONCE
  *   rk_ffs64/rk_popcount64     __ffs64/hweight64
+ *   rk_smp_rmb()               smp_rmb()
+ *   rk_prefetch(p)             prefetch(p)
+ *   RK_GFP_ATOMIC, RK_GFP_ACCOUNT  GFP_ATOMIC, __GFP_ACCOUNT
  *
  * Ordering notes:
  *  - READ_ONCE/WRITE_ONCE become relaxed C11 atomics: the compiler may
@@ -183,6 +186,24 @@ typedef uint64_t rk_aligned_u64 __attribute__((aligned(8)));
 #define rk_load_acquire(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define rk_store_release(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
+/*
+ * Read barrier (kernel: smp_rmb()): loads before it are ordered before
+ * loads after it.  An acquire fence in C11 terms (LFENCE is not needed:
+ * on x86 a compiler barrier; DMB ISHLD on arm64).  ThreadSanitizer does
+ * not model fences (GCC warns, -Wtsan); there every load the fence
+ * follows in ridr is an rk_rcu_dereference(), an acquire load in that
+ * build, which orders the later loads just as well.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define rk_smp_rmb() __asm__ __volatile__("" ::: "memory")
+#else
+#define rk_smp_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
+
+/* Prefetch the cache line at @p for reading (kernel: prefetch()).  A
+ * hint: no ordering, no fault on a bad address. */
+#define rk_prefetch(p) __builtin_prefetch((p), 0, 3)
+
 /* 64-bit cmpxchg on lockref's lock+count word.  On failure *@oldp gets
  * the current value.  The failure order is always relaxed: a failed
  * attempt publishes and acquires nothing, as in the kernel. */
@@ -297,6 +318,11 @@ static inline bool rk_spin_is_locked(rk_spinlock_t *lock)
 typedef unsigned int rk_gfp_t;
 #define RK_GFP_KERNEL 0u
 #define RK_GFP_NOWAIT 1u
+/* May use the emergency reserves, never sleeps (kernel: GFP_ATOMIC). */
+#define RK_GFP_ATOMIC 2u
+/* Charge the object to the caller's memory cgroup (kernel:
+ * __GFP_ACCOUNT); or-ed into one of the above.  No cgroups here. */
+#define RK_GFP_ACCOUNT 4u
 
 /* Zeroed allocation (kernel: kzalloc(size, gfp)); NULL on failure.  At
  * least 16-byte aligned (malloc's guarantee on the 64-bit targets we

@@ -253,7 +253,8 @@ def core(path):
 
 
 # The ridr sources, in the order lib/ridr.c holds them (after internal.h).
-RIDR_PARTS = ["ridr/read.c", "ridr/mem.c", "ridr/bucket.c", "ridr/write.c"]
+RIDR_PARTS = ["ridr/read.c", "ridr/mem.c", "ridr/bucket.c", "ridr/write.c",
+              "ridr/ida.c"]
 
 
 def ridr_c():

@@ -34,6 +34,23 @@
 #define RIDR_KIND_B32 2UL
 #define RIDR_KIND_B64 3UL
 
+/*
+ * Writer-private bits of map->flags, beside the public RIDR_ACCOUNT and
+ * RIDR_ATOMIC.  RIDR_F_WRAPPED: the cyclic cursor went past RIDR_MAX_ID
+ * to 0 (so the next cyclic allocation reports a wrap even though its id
+ * is not below the cursor).
+ */
+#define RIDR_FLAGS_PUBLIC (RIDR_ACCOUNT | RIDR_ATOMIC)
+#define RIDR_F_WRAPPED (1u << 31)
+
+/* The allocation flags of @map for an allocation of kind @gfp. */
+static inline rk_gfp_t ridr_gfp(const struct ridr *map, rk_gfp_t gfp)
+{
+	/* Also read outside the map's lock (ridr_preload()): a snapshot. */
+	return (rk_read_once(map->flags) & RIDR_ACCOUNT) ? gfp | RK_GFP_ACCOUNT :
+							    gfp;
+}
+
 /* A bucket bursts into a full node rather than hold more ids. */
 #define RIDR_BUCKET_MAX 32
 /* A bucket whose ids all lie in one block of 64 becomes a full leaf
@@ -85,6 +102,26 @@ struct ridr_bucket {
 		struct rk_rcu_head rcu;
 	} u;
 	uint64_t data[];
+};
+
+/*
+ * struct ridr_ida_chunk - the bitmap of RIDR_IDA_BITS ids of an IDA
+ * (ida.c), the entry of map id 2k for chunk k.
+ * @full: writer only: bit w set if @bits[w] is all ones.
+ * @used: writer only: bit w set if @bits[w] is not zero.
+ * @rcu: deferred free; overlays the writer-only words (I3 in ida.c).
+ * @bits: the ids, bit i of word w for id k * RIDR_IDA_BITS + 64 w + i;
+ *        readers load a word with rk_read_once().
+ */
+struct ridr_ida_chunk {
+	union {
+		struct {
+			uint64_t full;
+			uint64_t used;
+		} w;
+		struct rk_rcu_head rcu;
+	} u;
+	uint64_t bits[RIDR_IDA_BITS / 64];
 };
 
 /* The entry of a reserved id in a bucket: readers return NULL for it. */
@@ -290,6 +327,10 @@ RK_HIDDEN void ridr_retire_node(struct ridr *map, struct ridr_node *node);
 RK_HIDDEN void ridr_retire_bucket(struct ridr *map, struct ridr_bucket *b);
 
 RK_HIDDEN const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map);
+/* map->bytes += @delta (objects the map holds beyond its tree: the
+ * IDA's chunks).
+ */
+RK_HIDDEN void ridr_bytes_add(struct ridr *map, long delta);
 
 /* Spare nodes the map holds (takes the spare lock). */
 RK_HIDDEN unsigned int ridr_spares(struct ridr *map);
@@ -298,6 +339,14 @@ RK_HIDDEN unsigned int ridr_spares(struct ridr *map);
  */
 RK_HIDDEN void ridr_preload_return(struct ridr_preload *pl,
 				   unsigned int spares);
+
+/* ---- write.c -------------------------------------------------------- */
+
+/* Lowest free id >= @start (ridr_alloc()'s search, nothing changed):
+ * 0, or -ENOSPC if every id from @start on is allocated.
+ */
+RK_HIDDEN int ridr_first_free(const struct ridr *map, unsigned long start,
+			      unsigned long *out);
 
 /* ---- bucket.c ------------------------------------------------------- */
 

@@ -66,7 +66,7 @@ static size_t ridr_bucket_bytes(const struct ridr_bucket *b)
 			  ridr_bucket_size(b->kshift, b->cap);
 }
 
-static void ridr_bytes_add(struct ridr *map, long delta)
+void ridr_bytes_add(struct ridr *map, long delta)
 {
 	rk_write_once(map->bytes, map->bytes + (unsigned long)delta);
 }
@@ -130,7 +130,7 @@ int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
 	if (need->bucket_cap && may_alloc) {
 		st->bucket = rk_zalloc(ridr_bucket_size(need->bucket_kshift,
 							need->bucket_cap),
-				       RK_GFP_NOWAIT);
+				       ridr_gfp(map, RK_GFP_NOWAIT));
 		if (st->bucket) {
 			st->bucket->cap = (uint8_t)need->bucket_cap;
 			st->bucket->kshift = (uint8_t)need->bucket_kshift;
@@ -139,8 +139,8 @@ int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
 	if (need->bucket_cap && !st->bucket)
 		want++;		/* the bucket will live in a node's memory */
 	while (may_alloc && st->nr < want) {
-		struct ridr_node *node = rk_cache_zalloc(&ridr_node_cache,
-							 RK_GFP_NOWAIT);
+		struct ridr_node *node = rk_cache_zalloc(
+			&ridr_node_cache, ridr_gfp(map, RK_GFP_NOWAIT));
 
 		if (!node)
 			break;
@@ -235,7 +235,7 @@ struct ridr_bucket *ridr_bucket_new(struct ridr *map, unsigned int kshift,
 				    unsigned int cap)
 {
 	struct ridr_bucket *b = rk_zalloc(ridr_bucket_size(kshift, cap),
-					  RK_GFP_NOWAIT);
+					  ridr_gfp(map, RK_GFP_NOWAIT));
 
 	if (!b)
 		return NULL;
@@ -303,7 +303,8 @@ int ridr_preload(struct ridr_preload *pl, struct ridr *map,
 		ridr_spare_unlock(map);
 	}
 	while (pl->nr < want) {
-		struct ridr_node *node = rk_cache_zalloc(&ridr_node_cache, gfp);
+		struct ridr_node *node = rk_cache_zalloc(&ridr_node_cache,
+							 ridr_gfp(map, gfp));
 
 		if (!node) {
 			/* Back to how it was: the spares taken return, what

@@ -104,7 +104,8 @@ rk_export_symbol(ridr_find_noinline);
 
 /*
  * First entry of @b with an id in [@lo, @hi] (ids are @lo's bits above
- * kshift | key); *@idp gets its id.  NULL if none.
+ * kshift | key; @hi may end early, inside the same 2^kshift range);
+ * *@idp gets its id.  NULL if none.
  */
 static void *ridr_bucket_next(const struct ridr_bucket *b, unsigned long lo,
 			      unsigned long hi, unsigned long *idp)
@@ -129,12 +130,14 @@ static void *ridr_bucket_next(const struct ridr_bucket *b, unsigned long lo,
 }
 
 /*
- * Depth-first walk from *@idp.  @lo is the lowest id still wanted; on
- * the way down it stays *@idp's own digits until the walk moves past one,
- * then the lower levels start at their first slot (slot_base).  path[]
- * holds the nodes above the current one, base[] their first ids.
+ * Depth-first walk from *@idp to @last (inclusive).  @lo is the lowest id
+ * still wanted; on the way down it stays *@idp's own digits until the
+ * walk moves past one, then the lower levels start at their first slot
+ * (slot_base).  path[] holds the nodes above the current one.  The walk
+ * stops at the first slot that starts beyond @last.
  */
-void *ridr_get_next(const struct ridr *map, unsigned long *idp)
+static void *ridr_next(const struct ridr *map, unsigned long *idp,
+		       unsigned long last)
 {
 	const struct ridr_node *path[RIDR_MAX_LEVELS];
 	void *w = rk_rcu_dereference(map->root);
@@ -143,15 +146,16 @@ void *ridr_get_next(const struct ridr *map, unsigned long *idp)
 	unsigned int level, top;
 	void *e;
 
-	if (!w)
+	if (!w || lo > last)
 		return NULL;
 	if (ridr_kind(w)) {
 		const struct ridr_bucket *b = ridr_to_bucket(w);
 		unsigned int ks = b->kshift;
+		unsigned long hi = ridr_low_mask(ks);
 
 		if (ks < RIDR_ID_BITS && (lo >> ks))
 			return NULL;
-		e = ridr_bucket_next(b, lo, ridr_low_mask(ks), &found);
+		e = ridr_bucket_next(b, lo, hi < last ? hi : last, &found);
 		if (e)
 			*idp = found;
 		return e;
@@ -170,8 +174,12 @@ void *ridr_get_next(const struct ridr *map, unsigned long *idp)
 		for (; d < RIDR_SLOTS && (valid >> d & 1); d++) {
 			unsigned long slo = d == ridr_digit(lo, level) ? lo :
 					    ridr_slot_base(lo, level, d);
-			void *s = rk_rcu_dereference(node->slots[d]);
+			unsigned long shi = slo | ridr_slot_span(level);
+			void *s;
 
+			if (slo > last)
+				return NULL;	/* every later slot too */
+			s = rk_rcu_dereference(node->slots[d]);
 			if (!s)
 				continue;
 			if (!level) {
@@ -180,7 +188,7 @@ void *ridr_get_next(const struct ridr *map, unsigned long *idp)
 			}
 			if (ridr_kind(s)) {
 				e = ridr_bucket_next(ridr_to_bucket(s), slo,
-						     slo | ridr_slot_span(level),
+						     shi < last ? shi : last,
 						     &found);
 				if (e) {
 					*idp = found;
@@ -203,7 +211,7 @@ void *ridr_get_next(const struct ridr *map, unsigned long *idp)
 		for (;;) {
 			unsigned long end = lo | ridr_span(level);
 
-			if (level == top || end == RIDR_MAX_ID)
+			if (level == top || end >= last)
 				return NULL;
 			level++;
 			node = path[level];
@@ -215,22 +223,61 @@ void *ridr_get_next(const struct ridr *map, unsigned long *idp)
 		}
 	}
 }
+
+void *ridr_get_next(const struct ridr *map, unsigned long *idp)
+{
+	return ridr_next(map, idp, RIDR_MAX_ID);
+}
 rk_export_symbol(ridr_get_next);
 
-void *__ridr_iter_next(const struct ridr *map, unsigned long *idp)
+void *ridr_get_next_range(const struct ridr *map, unsigned long *idp,
+			  unsigned long last)
+{
+	return ridr_next(map, idp, last);
+}
+rk_export_symbol(ridr_get_next_range);
+
+void *__ridr_iter_next_range(const struct ridr *map, unsigned long *idp,
+			     unsigned long last)
 {
 	unsigned long id = *idp;
 	void *entry;
 
-	if (id == RIDR_MAX_ID)
+	if (id >= last)
 		return NULL;
 	id++;
-	entry = ridr_get_next(map, &id);
+	entry = ridr_next(map, &id, last);
 	if (entry)
 		*idp = id;
 	return entry;
 }
+rk_export_symbol(__ridr_iter_next_range);
+
+void *__ridr_iter_next(const struct ridr *map, unsigned long *idp)
+{
+	return __ridr_iter_next_range(map, idp, RIDR_MAX_ID);
+}
 rk_export_symbol(__ridr_iter_next);
+
+int ridr_for_each_fn(const struct ridr *map,
+		     int (*fn)(unsigned long id, void *entry, void *data),
+		     void *data)
+{
+	unsigned long id = 0;
+	void *entry;
+	int ret;
+
+	if (!map || !fn)
+		return -EINVAL;
+	for (entry = ridr_next(map, &id, RIDR_MAX_ID); entry;
+	     entry = __ridr_iter_next_range(map, &id, RIDR_MAX_ID)) {
+		ret = fn(id, entry, data);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+rk_export_symbol(ridr_for_each_fn);
 
 bool ridr_is_empty(const struct ridr *map)
 {

@@ -16,9 +16,11 @@
  * nodes.  A bucket that grows past 32 ids bursts into a full node; a
  * full node whose subtree falls to a few ids collapses back into a bucket.
  *
- * Readers: ridr_find(), ridr_get_next(), ridr_for_each() run inside the
- * caller's RCU read-side critical section (rcu_read_lock() of the map's
- * flavor).  They take no lock, perform no atomic read-modify-write and
+ * Readers: ridr_find(), ridr_find_bulk(), ridr_get_next(),
+ * ridr_get_next_range(), ridr_for_each(), ridr_for_each_range() and
+ * ridr_for_each_fn() run inside the caller's RCU read-side critical
+ * section: ridr_read_lock(), which picks the read-side lock that matches
+ * the map's grace periods.  They take no lock, perform no atomic read-modify-write and
  * store nothing to shared memory; they are wait-free.  Through full nodes
  * a lookup makes one dependent load per level: the root word carries the
  * root's level, every lower level's shift is derived, and no node field
@@ -27,8 +29,20 @@
  * same object.  A reader concurrent with a writer sees, for every id,
  * either the entry before or the entry after the writer's change.
  *
- * Writers: ridr_alloc(), ridr_alloc_cyclic(), ridr_replace() and
- * ridr_remove() take the map's spinlock.  The __ridr_*() variants leave
+ * Walks concurrent with writers (ridr_get_next*(), the ridr_for_each*()
+ * loops, ridr_for_each_fn()), inside one read-side critical section:
+ * each id is seen in its state before or after any change made during
+ * the walk (never a torn or freed entry); ids come in strictly
+ * increasing order, each at most once; an id allocated (with a non-NULL
+ * entry) for the whole walk is never missed; an id allocated or removed
+ * during the walk may or may not be seen.  The walk is not a snapshot:
+ * it may see a later change to a high id and miss an earlier change to a
+ * lower one.  A walk resumed in a new read-side section from the last id
+ * + 1 keeps these guarantees for the ids it has not passed yet.
+ *
+ * Writers: ridr_alloc(), ridr_alloc_cyclic(), ridr_alloc_cyclic_wrap(),
+ * ridr_insert(), ridr_store(), ridr_replace(), ridr_cmpxchg(),
+ * ridr_remove() and ridr_remove_if() take the map's spinlock.  The __ridr_*() variants leave
  * serialization to the caller: either ridr_lock()/ridr_unlock() around
  * them, or a lock of the caller's that serializes every writer of this
  * map (the kernel's ipc code uses its ids rwsem).  Writers publish an
@@ -129,6 +143,8 @@ struct ridr_node {
  * @keep_level: the last emptied object, kept for reuse (writer): its
  *        level (a bucket counts one below the node whose slot holds
  *        it), or -1 for none.
+ * @flags: RIDR_ACCOUNT, RIDR_ATOMIC (ridr_set_flags()) and the writer's
+ *         private state bits (writer).
  * @keep_id: an id the kept object covers (writer).
  * @spare: unpublished full nodes kept for the next insertions, linked
  *         through their slot 0, at most RIDR_PRELOAD_MAX.
@@ -149,6 +165,7 @@ struct ridr {
 	rk_spinlock_t lock;
 	rk_spinlock_t spare_lock;
 	int keep_level;
+	unsigned int flags;
 	unsigned long next;
 	unsigned long count;
 	unsigned long bytes;
@@ -169,7 +186,7 @@ struct ridr {
 #define RIDR_INIT                                                         \
 	{ .root = NULL, RIDR_INIT_FLAVOR_ .reader_pad = { 0 },            \
 	  .lock = RK_SPINLOCK_INIT, .spare_lock = RK_SPINLOCK_INIT,       \
-	  .keep_level = -1, .next = 0, .count = 0, .bytes = 0,            \
+	  .keep_level = -1, .flags = 0, .next = 0, .count = 0, .bytes = 0, \
 	  .keep_id = 0, .spare = NULL, .nspare = 0 }
 #define DEFINE_RIDR(name) struct ridr name = RIDR_INIT
 
@@ -191,6 +208,17 @@ struct ridr_preload {
 };
 #define RIDR_PRELOAD_INIT { .nr = 0, .map = NULL, .nodes = { NULL } }
 
+/* Flags of ridr_set_flags(). */
+/* Charge the map's objects to the memory cgroup of the task that
+ * allocates them (kernel: __GFP_ACCOUNT; nothing in userspace).
+ */
+#define RIDR_ACCOUNT 0x1u
+/* The locked calls never sleep: after a failed RK_GFP_NOWAIT attempt
+ * they retry with RK_GFP_ATOMIC (kernel: GFP_ATOMIC) instead of
+ * RK_GFP_KERNEL.
+ */
+#define RIDR_ATOMIC 0x2u
+
 /**
  * ridr_init() - Initialise an empty map using the default RCU flavor.
  * @map: the map.
@@ -211,6 +239,26 @@ void ridr_init(struct ridr *map);
  */
 void ridr_init_flavor(struct ridr *map, const rk_rcu_flavor_t *flavor);
 #endif
+
+/**
+ * ridr_set_flags() - Choose how the map allocates.
+ * @map: the map, initialised.
+ * @flags: 0, or RIDR_ACCOUNT and/or RIDR_ATOMIC.
+ *
+ * RIDR_ACCOUNT: every object the map allocates from now on (nodes,
+ * buckets, preloaded nodes) is charged to the memory cgroup of the task
+ * that allocates it (kernel: RK_GFP_ACCOUNT = __GFP_ACCOUNT is or-ed into
+ * each allocation; no effect without memory cgroups).  RIDR_ATOMIC: the
+ * locked calls (ridr_alloc(), ridr_alloc_cyclic*(), ridr_insert(),
+ * ridr_store()) never sleep; their retry outside the lock allocates with
+ * RK_GFP_ATOMIC.
+ * Without it they may sleep in the kernel (RK_GFP_KERNEL).  The
+ * __ridr_*() functions never sleep whatever the flags.
+ *
+ * Context: Before the map is shared, or with writers serialized.
+ * Return: 0, or -EINVAL for an unknown flag (map unchanged).
+ */
+int ridr_set_flags(struct ridr *map, unsigned int flags);
 
 /**
  * ridr_destroy() - Free every object of the map; entries are untouched.
@@ -252,7 +300,8 @@ void ridr_unlock(struct ridr *map);
  * @pl: preload, RIDR_PRELOAD_INIT or left over from an earlier call.
  * @map: the map the next __ridr_alloc*() call will use.
  * @max: the largest id that call may allocate.
- * @gfp: allocation flags (RK_GFP_KERNEL may sleep in the kernel).
+ * @gfp: allocation flags (RK_GFP_KERNEL may sleep in the kernel;
+ *       RK_GFP_ACCOUNT is added for a map with RIDR_ACCOUNT).
  *
  * After it returns 0, one __ridr_alloc*() into @map with ids <= @max
  * cannot fail for lack of memory, whatever other writers did to the map
@@ -293,8 +342,10 @@ void ridr_preload_end(struct ridr_preload *pl);
  * through ridr_find() sees every store to *@ptr made before the call.
  *
  * Context: Writer; takes and releases the map's lock.  Allocates without
- * sleeping under it; if that fails, drops the lock and allocates with
- * RK_GFP_KERNEL: in the kernel it may sleep.
+ * sleeping under it (RK_GFP_NOWAIT); if that fails, drops the lock and
+ * allocates with RK_GFP_KERNEL: in the kernel it may sleep, unless the
+ * map has RIDR_ATOMIC (then RK_GFP_ATOMIC; never sleeps).  Objects are
+ * charged to the caller's memory cgroup if the map has RIDR_ACCOUNT.
  * Return: 0, -EINVAL (@min > @max, NULL @map or @idp), -ENOMEM (map
  * unchanged) or -ENOSPC if [@min, @max] is full.
  */
@@ -315,11 +366,37 @@ int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
  * cursor is per map; a cursor outside [@min, @max] restarts at @min.
  *
  * Ordering: as ridr_alloc().
- * Context: as ridr_alloc() (may sleep in the kernel).
+ * Context: as ridr_alloc() (may sleep in the kernel without RIDR_ATOMIC).
  * Return: 0, -EINVAL, -ENOMEM (map and cursor unchanged) or -ENOSPC.
+ * Never 1: ridr_alloc_cyclic_wrap() reports wraps.
  */
 int ridr_alloc_cyclic(struct ridr *map, void *ptr, unsigned long min,
 		      unsigned long max, unsigned long *idp);
+
+/**
+ * ridr_alloc_cyclic_wrap() - ridr_alloc_cyclic() that reports a wrap.
+ * @map: the map.
+ * @ptr: entry to publish (NULL reserves the id).
+ * @min: lowest acceptable id (inclusive).
+ * @max: highest acceptable id (inclusive).
+ * @idp: on success, receives the id.
+ *
+ * The same allocation as ridr_alloc_cyclic(), but returns 1 instead of 0
+ * when the cursor wrapped: the id handed out is below the cursor (the
+ * search found nothing in [cursor, @max] and started again from @min, or
+ * the cursor was beyond @max), or the previous cyclic allocation handed
+ * out RIDR_MAX_ID (the cursor went round to 0).  A cursor below @min is a
+ * restart, not a wrap.  __ridr_set_cursor() forgets a pending wrap.  As
+ * xa_alloc_cyclic(): callers that derive sequence numbers from wraps
+ * (SysV ipc's seq) count them here.  Test for failure with < 0.
+ *
+ * Ordering: as ridr_alloc().
+ * Context: as ridr_alloc_cyclic().
+ * Return: 0, 1 (allocated after a wrap), -EINVAL, -ENOMEM (map and
+ * cursor unchanged) or -ENOSPC.
+ */
+int ridr_alloc_cyclic_wrap(struct ridr *map, void *ptr, unsigned long min,
+			   unsigned long max, unsigned long *idp);
 
 /**
  * __ridr_alloc() - ridr_alloc() for a caller that serializes writers.
@@ -355,6 +432,88 @@ int __ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
 int __ridr_alloc_cyclic(struct ridr *map, void *ptr, unsigned long min,
 			unsigned long max, unsigned long *idp,
 			struct ridr_preload *pl);
+
+/**
+ * __ridr_alloc_cyclic_wrap() - ridr_alloc_cyclic_wrap(), serialized writers.
+ * @map: the map.
+ * @ptr: entry to publish (NULL reserves the id).
+ * @min: lowest acceptable id (inclusive).
+ * @max: highest acceptable id (inclusive).
+ * @idp: on success, receives the id.
+ * @pl: objects preloaded by ridr_preload(), or NULL.
+ *
+ * Context: Writers serialized by the caller; may be atomic context.
+ * Return: as ridr_alloc_cyclic_wrap().
+ */
+int __ridr_alloc_cyclic_wrap(struct ridr *map, void *ptr, unsigned long min,
+			     unsigned long max, unsigned long *idp,
+			     struct ridr_preload *pl);
+
+/**
+ * ridr_insert() - Allocate the given id for @ptr.
+ * @map: the map.
+ * @id: the id.
+ * @ptr: entry to publish (NULL reserves the id).
+ *
+ * For tables keyed by ids chosen elsewhere (restoring state, external
+ * keys).  Allocates the path to @id as needed.  One walk when a free
+ * slot, a tombstone or an append can take @id; otherwise a plan and a
+ * run (as ridr_alloc()).
+ *
+ * Ordering: as ridr_alloc().
+ * Context: as ridr_alloc() (may sleep in the kernel without RIDR_ATOMIC).
+ * Return: 0, -EBUSY if @id is allocated (reserved included; map
+ * unchanged), -ENOMEM (map unchanged) or -EINVAL (NULL @map).
+ */
+int ridr_insert(struct ridr *map, unsigned long id, void *ptr);
+
+/**
+ * __ridr_insert() - ridr_insert() for a caller that serializes writers.
+ * @map: the map.
+ * @id: the id.
+ * @ptr: entry to publish (NULL reserves the id).
+ * @pl: objects preloaded by ridr_preload(@pl, @map, @id, ...), or NULL.
+ *
+ * Allocates as __ridr_alloc(): never sleeps; cannot fail for lack of
+ * memory after a successful ridr_preload() for @id.
+ *
+ * Context: Writers serialized by the caller; may be atomic context.
+ * Return: as ridr_insert().
+ */
+int __ridr_insert(struct ridr *map, unsigned long id, void *ptr,
+		  struct ridr_preload *pl);
+
+/**
+ * ridr_store() - Set the entry of @id, allocating @id if it is free.
+ * @map: the map.
+ * @id: the id.
+ * @ptr: entry to publish (NULL: @id becomes, or stays, a reservation;
+ *       ridr_remove() frees it).
+ * @oldp: if not NULL, receives the previous entry (NULL if @id was free
+ *        or reserved).
+ *
+ * ridr_replace() if @id is allocated, else ridr_insert().
+ *
+ * Ordering: publishes @ptr with release semantics (as ridr_alloc()); the
+ * old entry may still be seen by readers until a grace period passes.
+ * Context: as ridr_alloc() (may sleep in the kernel without RIDR_ATOMIC).
+ * Return: 0, -ENOMEM (map unchanged; *@oldp untouched) or -EINVAL.
+ */
+int ridr_store(struct ridr *map, unsigned long id, void *ptr, void **oldp);
+
+/**
+ * __ridr_store() - ridr_store() for a caller that serializes writers.
+ * @map: the map.
+ * @id: the id.
+ * @ptr: entry to publish (NULL reserves).
+ * @oldp: if not NULL, receives the previous entry.
+ * @pl: objects preloaded by ridr_preload(@pl, @map, @id, ...), or NULL.
+ *
+ * Context: Writers serialized by the caller; may be atomic context.
+ * Return: as ridr_store().
+ */
+int __ridr_store(struct ridr *map, unsigned long id, void *ptr, void **oldp,
+		 struct ridr_preload *pl);
 
 /**
  * ridr_get_cursor() - The id ridr_alloc_cyclic() tries first.
@@ -405,6 +564,41 @@ int __ridr_replace(struct ridr *map, void *ptr, unsigned long id,
 		   void **oldp);
 
 /**
+ * ridr_cmpxchg() - Replace the entry of @id only if it is still @old.
+ * @map: the map.
+ * @id: an allocated id.
+ * @old: the entry expected (NULL: a reservation).
+ * @entry: the entry to publish (NULL turns the id into a reservation).
+ * @curp: if not NULL, receives the entry found (NULL for a reservation
+ *        or a free id), whether or not it was replaced.
+ *
+ * The comparison and the store are atomic with respect to every other
+ * writer of the map.  Never allocates: a free id is not inserted (use
+ * ridr_insert(); xa_cmpxchg(xa, i, NULL, p) on a free index is that).
+ *
+ * Ordering: publishes @entry with release semantics (as ridr_replace()).
+ * Context: Writer; takes and releases the map's lock.  Never sleeps.
+ * Return: 0 (replaced), -EBUSY (the entry is not @old; map unchanged),
+ * -ENOENT (@id not allocated) or -EINVAL.
+ */
+int ridr_cmpxchg(struct ridr *map, unsigned long id, void *old, void *entry,
+		 void **curp);
+
+/**
+ * __ridr_cmpxchg() - ridr_cmpxchg() for serialized writers.
+ * @map: the map.
+ * @id: an allocated id.
+ * @old: the entry expected.
+ * @entry: the entry to publish.
+ * @curp: if not NULL, receives the entry found.
+ *
+ * Context: Writers serialized by the caller; may be atomic context.
+ * Return: as ridr_cmpxchg().
+ */
+int __ridr_cmpxchg(struct ridr *map, unsigned long id, void *old, void *entry,
+		   void **curp);
+
+/**
  * ridr_remove() - Free an id and return its entry.
  * @map: the map.
  * @id: the id.
@@ -430,6 +624,106 @@ int ridr_remove(struct ridr *map, unsigned long id, void **oldp);
  * Return: as ridr_remove().
  */
 int __ridr_remove(struct ridr *map, unsigned long id, void **oldp);
+
+/**
+ * ridr_remove_if() - Free @id only if its entry is still @expected.
+ * @map: the map.
+ * @id: the id.
+ * @expected: the entry it must hold (NULL: a reservation).
+ *
+ * For lookup-versus-delete races: a caller that found an object under
+ * RCU and decided to delete it removes the id only if it still maps to
+ * that object, not to a replacement installed meanwhile (as cds_lfht_del()
+ * of a given node).  The comparison and the removal are atomic with
+ * respect to every other writer.
+ *
+ * Context: as ridr_remove().
+ * Return: 0 (removed), -EBUSY (another entry; map unchanged), -ENOENT
+ * (@id not allocated) or -EINVAL.
+ */
+int ridr_remove_if(struct ridr *map, unsigned long id, void *expected);
+
+/**
+ * __ridr_remove_if() - ridr_remove_if() for serialized writers.
+ * @map: the map.
+ * @id: the id.
+ * @expected: the entry it must hold.
+ *
+ * Context: Writers serialized by the caller; may be atomic context.
+ * Return: as ridr_remove_if().
+ */
+int __ridr_remove_if(struct ridr *map, unsigned long id, void *expected);
+
+/**
+ * ridr_find_locked() - Look up @id as the writer.
+ * @map: the map.
+ * @id: the id.
+ *
+ * For code that holds the writers' serialization (ridr_lock() or the
+ * caller's own lock) and wants the entry without entering an RCU
+ * read-side section: in the kernel its loads are
+ * rcu_dereference_protected(), so PROVE_RCU does not ask for
+ * rcu_read_lock().  The entry stays valid while the serialization is
+ * held (only writers remove).  Walks like a writer (a few more loads
+ * than ridr_find()).
+ *
+ * Context: Writers serialized (the caller is, or excludes, the writer).
+ * Return: the entry, or NULL if @id is free or reserved.
+ */
+void *ridr_find_locked(const struct ridr *map, unsigned long id);
+
+/**
+ * ridr_read_lock() - Enter a read-side critical section for @map.
+ * @map: the map.
+ *
+ * The read-side lock that matches the grace periods @map waits for
+ * (the one it was initialised with; in the kernel rcu_read_lock()).
+ * Sections nest.  For the default (memb) the lock is inlined, for the
+ * others it is one indirect call.
+ *
+ * Context: Any thread that may read the map (registered with its RCU
+ * where that RCU needs it).
+ */
+#if RK_HAVE_FLAVORS
+/* Userspace: the map's own liburcu flavor, so a reader of a qsbr (or
+ * mb, bp) map cannot enter the memb read side by mistake.
+ */
+static inline void ridr_read_lock(const struct ridr *map)
+{
+	if (map->flavor == RK_RCU_FLAVOR_MEMB)
+		rk_rcu_read_lock();
+	else
+		rk_rcu_read_lock_flavor(map->flavor);
+}
+#else
+static inline void ridr_read_lock(const struct ridr *map)
+{
+	(void)map;
+	rk_rcu_read_lock();
+}
+#endif
+
+/**
+ * ridr_read_unlock() - Leave the section ridr_read_lock() entered.
+ * @map: the map.
+ *
+ * Context: Inside a section entered with ridr_read_lock(@map).
+ */
+#if RK_HAVE_FLAVORS
+static inline void ridr_read_unlock(const struct ridr *map)
+{
+	if (map->flavor == RK_RCU_FLAVOR_MEMB)
+		rk_rcu_read_unlock();
+	else
+		rk_rcu_read_unlock_flavor(map->flavor);
+}
+#else
+static inline void ridr_read_unlock(const struct ridr *map)
+{
+	(void)map;
+	rk_rcu_read_unlock();
+}
+#endif
 
 /* Out-of-line part of ridr_find(): a bucket, or an empty map. */
 void *__ridr_find_slow(const void *word, unsigned long id, bool root);
@@ -497,8 +791,29 @@ void *ridr_find_noinline(const struct ridr *map, unsigned long id);
  */
 void *ridr_get_next(const struct ridr *map, unsigned long *idp);
 
+/**
+ * ridr_get_next_range() - Find the first entry with an id in [*@idp, @last].
+ * @map: the map.
+ * @idp: in: first id to consider; out: the id of the entry found.
+ * @last: last id to consider (inclusive).
+ *
+ * ridr_get_next() with an upper bound: the walk stops at the first slot
+ * beyond @last instead of looking for the next entry further on.
+ * Resumable: call again with *@idp + 1 (in the same or a new read-side
+ * section).  Concurrent writers: as ridr_get_next().
+ *
+ * Context: Caller holds the RCU read lock.
+ * Return: the entry, or NULL (and *@idp unchanged) if there is none in
+ * range (also if *@idp > @last).
+ */
+void *ridr_get_next_range(const struct ridr *map, unsigned long *idp,
+			  unsigned long last);
+
 /* Internal step of ridr_for_each(): the next entry after *@idp. */
 void *__ridr_iter_next(const struct ridr *map, unsigned long *idp);
+/* Internal step of ridr_for_each_range(): the next one up to @last. */
+void *__ridr_iter_next_range(const struct ridr *map, unsigned long *idp,
+			     unsigned long last);
 
 /**
  * ridr_for_each() - Iterate over every entry in increasing id order.
@@ -513,6 +828,44 @@ void *__ridr_iter_next(const struct ridr *map, unsigned long *idp);
 #define ridr_for_each(map, entry, id)                                        \
 	for ((id) = 0, (entry) = ridr_get_next((map), &(id)); (entry);       \
 	     (entry) = __ridr_iter_next((map), &(id)))
+
+/**
+ * ridr_for_each_range() - Iterate over the entries with ids in [@first, @last].
+ * @map: the map.
+ * @entry: loop cursor, the entry (void * or a pointer type).
+ * @id: loop cursor, unsigned long id.
+ * @first: first id (inclusive).
+ * @last: last id (inclusive).
+ *
+ * In increasing id order; reservations skipped.  After a break, @id is
+ * where to resume (from @id + 1).
+ *
+ * Context: as ridr_for_each().
+ */
+#define ridr_for_each_range(map, entry, id, first, last)                     \
+	for ((id) = (first),                                                 \
+	    (entry) = ridr_get_next_range((map), &(id), (last));             \
+	     (entry); (entry) = __ridr_iter_next_range((map), &(id), (last)))
+
+/**
+ * ridr_for_each_fn() - Call @fn for every entry in increasing id order.
+ * @map: the map.
+ * @fn: called with each id, its entry and @data; a non-zero return
+ *      stops the walk.
+ * @data: passed to @fn.
+ *
+ * idr_for_each() for ridr.  @fn runs inside the caller's read-side
+ * section: it must not sleep or wait for a grace period; it may remove
+ * ids if the caller is also the (serialized) writer.  Concurrent
+ * writers: as ridr_get_next().
+ *
+ * Context: Caller holds the RCU read lock.
+ * Return: 0 after the last entry, the first non-zero value @fn returned,
+ * or -EINVAL (NULL @map or @fn).
+ */
+int ridr_for_each_fn(const struct ridr *map,
+		     int (*fn)(unsigned long id, void *entry, void *data),
+		     void *data);
 
 /**
  * ridr_is_empty() - Whether no id (reservations included) is allocated.
@@ -543,6 +896,147 @@ unsigned long ridr_count(const struct ridr *map);
  * Return: bytes.
  */
 size_t ridr_memory(const struct ridr *map);
+
+/* ---- IDA: ids without entries --------------------------------------- */
+
+/* Ids per bitmap chunk of an IDA (a chunk is 16 + RIDR_IDA_BITS / 8 B). */
+#define RIDR_IDA_BITS 4096
+
+/**
+ * struct ridr_ida - an id allocator without entries (the kernel's IDA).
+ * @map: a ridr map of bitmaps: for chunk k of RIDR_IDA_BITS ids, map id
+ *       2k holds its bitmap (while some id of it is allocated) and map id
+ *       2k + 1 is reserved while all of them are, so ridr's own free-id
+ *       search skips full chunks.  Its lock serializes the IDA's writers;
+ *       its flavor and flags (ridr_set_flags(&ida->map, ...)) apply.
+ * @count: allocated ids (writer; a snapshot for ridr_ida_count()).
+ *
+ * Memory: bits, not slots: 0.133 bytes per id where ids are dense (a
+ * 528-byte chunk per 4096 ids, plus 1/32 of a 576-byte node for its two
+ * map ids); about 570 bytes for a chunk holding a single id.
+ */
+struct ridr_ida {
+	struct ridr map;
+	unsigned long count;
+};
+
+#define RIDR_IDA_INIT { .map = RIDR_INIT, .count = 0 }
+#define DEFINE_RIDR_IDA(name) struct ridr_ida name = RIDR_IDA_INIT
+
+/**
+ * ridr_ida_init() - Initialise an empty IDA (default RCU).
+ * @ida: the IDA.
+ *
+ * Context: Any; @ida not in use.
+ */
+void ridr_ida_init(struct ridr_ida *ida);
+
+#if RK_HAVE_FLAVORS
+/**
+ * ridr_ida_init_flavor() - Initialise an empty IDA with an RCU flavor.
+ * @ida: the IDA.
+ * @flavor: liburcu flavor of its readers (as ridr_init_flavor()).
+ *
+ * Context: Any; @ida not in use.
+ */
+void ridr_ida_init_flavor(struct ridr_ida *ida, const rk_rcu_flavor_t *flavor);
+#endif
+
+/**
+ * ridr_ida_destroy() - Free every id and all memory of an IDA.
+ * @ida: the IDA.
+ *
+ * Bitmaps and nodes are freed after a grace period (readers in
+ * ridr_ida_test() stay safe); the IDA is empty and reusable on return.
+ *
+ * Context: No concurrent writer (as ridr_destroy()).
+ */
+void ridr_ida_destroy(struct ridr_ida *ida);
+
+/**
+ * ridr_ida_alloc() - Allocate the lowest free id in [@min, @max].
+ * @ida: the IDA.
+ * @min: lowest acceptable id (inclusive).
+ * @max: highest acceptable id (inclusive).
+ * @idp: on success, receives the id.
+ *
+ * Full chunks are skipped through the map's free-id search (O(height)),
+ * then the chunk's summary word finds the bit: no scan of full ranges.
+ *
+ * Ordering: none beyond the IDA itself (no object is published): a
+ * ridr_ida_test() that runs after the call returned sees the id.
+ * Context: Writer; takes and releases the IDA's lock.  Allocates as
+ * ridr_alloc() (without sleeping under the lock; if that fails,
+ * RK_GFP_KERNEL outside it, which may sleep in the kernel, or
+ * RK_GFP_ATOMIC with RIDR_ATOMIC).
+ * Return: 0, -EINVAL (@min > @max, NULL @ida or @idp), -ENOMEM (IDA
+ * unchanged) or -ENOSPC if [@min, @max] is full.
+ */
+int ridr_ida_alloc(struct ridr_ida *ida, unsigned long min, unsigned long max,
+		   unsigned long *idp);
+
+/**
+ * ridr_ida_alloc_cyclic() - Allocate the next free id after the last one.
+ * @ida: the IDA.
+ * @min: lowest acceptable id (inclusive).
+ * @max: highest acceptable id (inclusive).
+ * @idp: on success, receives the id.
+ *
+ * As ridr_alloc_cyclic(): searches [cursor, @max], then [@min, cursor);
+ * the cursor (the map's, ridr_get_cursor(&ida->map)) then moves past the
+ * id handed out.
+ *
+ * Context: as ridr_ida_alloc().
+ * Return: 0, -EINVAL, -ENOMEM (IDA and cursor unchanged) or -ENOSPC.
+ */
+int ridr_ida_alloc_cyclic(struct ridr_ida *ida, unsigned long min,
+			  unsigned long max, unsigned long *idp);
+
+/**
+ * ridr_ida_free() - Free an allocated id.
+ * @ida: the IDA.
+ * @id: the id.
+ *
+ * Never allocates, never fails for an allocated id.  A bitmap left empty
+ * is freed after a grace period.
+ *
+ * Context: Writer; takes and releases the IDA's lock.  Never sleeps.
+ * Return: 0, -ENOENT if @id is not allocated (IDA unchanged), -EINVAL.
+ */
+int ridr_ida_free(struct ridr_ida *ida, unsigned long id);
+
+/**
+ * ridr_ida_test() - Whether @id is allocated.
+ * @ida: the IDA.
+ * @id: the id.
+ *
+ * A reader: a ridr_find() of the id's bitmap and one load of one word.
+ * Concurrent with writers the answer is the id's state at some point
+ * during the call.
+ *
+ * Context: Caller holds the RCU read lock (ridr_read_lock(&ida->map)).
+ * Wait-free; stores nothing.
+ * Return: true if allocated.
+ */
+bool ridr_ida_test(const struct ridr_ida *ida, unsigned long id);
+
+/**
+ * ridr_ida_count() - Allocated ids.
+ * @ida: the IDA.
+ *
+ * Context: Any; a snapshot unless writers are serialized.
+ * Return: the count.
+ */
+unsigned long ridr_ida_count(const struct ridr_ida *ida);
+
+/**
+ * ridr_ida_memory() - Bytes held by an IDA: bitmaps and map objects.
+ * @ida: the IDA.
+ *
+ * Context: Any; a snapshot unless writers are serialized.
+ * Return: bytes.
+ */
+size_t ridr_ida_memory(const struct ridr_ida *ida);
 
 #ifdef __cplusplus
 }

@@ -73,18 +73,25 @@
  *     freed after every reader that could have reached it has left its
  *     read-side critical section.  A bucket several slots point to is
  *     retired when the last of them stops pointing to it.
+ * W13. Conditional updates.  ridr_cmpxchg() and ridr_remove_if() compare
+ *     the entry and store (W2, W8) or remove (W3, W8) under the writers'
+ *     serialization: no other writer changes the entry in between, and
+ *     readers see the change as any replace or removal.  ridr_store() is
+ *     a replace if the id is allocated, else an insertion; ridr_insert()
+ *     an allocation of [id, id].  None needs a new ordering.
  *
- * Allocation: an insertion first runs as a plan (ridr_insert() with no
+ * Allocation: an insertion first runs as a plan (ridr_insert_id() with no
  * stock: nothing is changed, the objects it needs are counted), then the
  * objects are reserved (mem.c: allocation without sleeping, preload,
  * spares), and only then does it run for real, taking exactly what the
  * plan counted.  So a failed allocation changes nothing.  Removal never
  * needs memory; collapses are skipped if their bucket cannot be had.
  *
- * Writer-only state: map->count, ->next, ->bytes, ->keep_*, a full
- * node's @free, @count, @nfull and a bucket's @live and @refs.  The map
- * counters are written with rk_write_once() so the getters may read a
- * snapshot.
+ * Writer-only state: map->count, ->next, ->bytes, ->flags, ->keep_*, a
+ * full node's @free, @count, @nfull and a bucket's @live and @refs.  The
+ * map counters and flags are written with rk_write_once() so the getters
+ * (and the locked calls, which read the flags before taking the lock)
+ * may read a snapshot.
  */
 #include "ridr/internal.h"
 
@@ -118,6 +125,7 @@ void ridr_init_flavor(struct ridr *map, const rk_rcu_flavor_t *flavor)
 	map->flavor = flavor;
 	rk_rcu_init_pointer(map->root, NULL);
 	map->keep_level = -1;
+	map->flags = 0;
 	map->keep_id = 0;
 	map->next = 0;
 	map->count = 0;
@@ -138,6 +146,7 @@ void ridr_init(struct ridr *map)
 {
 	rk_rcu_init_pointer(map->root, NULL);
 	map->keep_level = -1;
+	map->flags = 0;
 	map->keep_id = 0;
 	map->next = 0;
 	map->count = 0;
@@ -171,8 +180,19 @@ rk_export_symbol(ridr_get_cursor);
 void __ridr_set_cursor(struct ridr *map, unsigned long next)
 {
 	rk_write_once(map->next, next);
+	rk_write_once(map->flags, map->flags & ~RIDR_F_WRAPPED);
 }
 rk_export_symbol(__ridr_set_cursor);
+
+int ridr_set_flags(struct ridr *map, unsigned int flags)
+{
+	if (!map || (flags & ~RIDR_FLAGS_PUBLIC))
+		return -EINVAL;
+	rk_write_once(map->flags,
+		      (map->flags & ~RIDR_FLAGS_PUBLIC) | flags);
+	return 0;
+}
+rk_export_symbol(ridr_set_flags);
 
 /* ------------------------------------------------------------------ */
 /* Free-id search                                                      */
@@ -304,6 +324,14 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 			}
 		}
 	}
+}
+
+int ridr_first_free(const struct ridr *map, unsigned long start,
+		    unsigned long *out)
+{
+	struct ridr_hint h;
+
+	return ridr_next_free(map, start, out, &h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -623,8 +651,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
  * Insert free id @id with @ptr: plan (@st NULL, counts into *@need) or
  * run (takes from @st).
  */
-static void ridr_insert(struct ridr *map, unsigned long id, void *ptr,
-			struct ridr_stock *st, struct ridr_need *need)
+static void ridr_insert_id(struct ridr *map, unsigned long id, void *ptr,
+			   struct ridr_stock *st, struct ridr_need *need)
 {
 	struct ridr_node *path[RIDR_MAX_LEVELS];
 	void *entry = ptr ? ptr : RIDR_RESERVED;	/* in buckets */
@@ -810,6 +838,11 @@ static int ridr_pick(const struct ridr *map, unsigned long min,
 	return ret;
 }
 
+/*
+ * Allocate an id for @ptr: 0, or 1 for a cyclic allocation that wrapped
+ * (the id is below the cursor: the search went past @max, or the
+ * cursor past RIDR_MAX_ID, and started again from @min), or -errno.
+ */
 static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 			 unsigned long max, unsigned long *idp, bool cyclic,
 			 struct ridr_preload *pl)
@@ -818,7 +851,7 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 	struct ridr_stock st;
 	struct ridr_hint h;
 	unsigned long id;
-	int ret;
+	int ret, wrapped = 0;
 
 	ret = ridr_pick(map, min, max, cyclic, &id, &h);
 	if (ret)
@@ -828,7 +861,7 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 	need.nodes = 0;
 	need.bucket_cap = 0;
 	need.bucket_kshift = 0;
-	ridr_insert(map, id, ptr, NULL, &need);
+	ridr_insert_id(map, id, ptr, NULL, &need);
 	st.nr = 0;
 	st.bucket = NULL;
 	if (need.nodes || need.bucket_cap) {
@@ -836,15 +869,24 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 		if (ret)
 			return ret;	/* nothing changed */
 	}
-	ridr_insert(map, id, ptr, &st, &need);
+	ridr_insert_id(map, id, ptr, &st, &need);
 	rk_warn_on_once(st.nr || st.bucket);	/* the plan was exact */
 	ridr_stock_drain(map, &st);
 done:
 	rk_write_once(map->count, map->count + 1);
-	if (cyclic)	/* wraps to 0 past RIDR_MAX_ID, then restarts at min */
+	if (cyclic) {
+		unsigned int flags = map->flags & ~RIDR_F_WRAPPED;
+
+		wrapped = id < map->next || (map->flags & RIDR_F_WRAPPED);
+		/* Wraps to 0 past RIDR_MAX_ID, then restarts at min. */
 		rk_write_once(map->next, id + 1);
+		if (id == RIDR_MAX_ID)
+			flags |= RIDR_F_WRAPPED;
+		if (flags != map->flags)
+			rk_write_once(map->flags, flags);
+	}
 	*idp = id;
-	return 0;
+	return wrapped;
 }
 
 int __ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
@@ -857,70 +899,181 @@ int __ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
 }
 rk_export_symbol(__ridr_alloc);
 
-int __ridr_alloc_cyclic(struct ridr *map, void *ptr, unsigned long min,
-			unsigned long max, unsigned long *idp,
-			struct ridr_preload *pl)
+int __ridr_alloc_cyclic_wrap(struct ridr *map, void *ptr, unsigned long min,
+			     unsigned long max, unsigned long *idp,
+			     struct ridr_preload *pl)
 {
 	if (!map || !idp || min > max)
 		return -EINVAL;
 	return ridr_do_alloc(map, ptr, min, max, idp, true, pl);
 }
+rk_export_symbol(__ridr_alloc_cyclic_wrap);
+
+int __ridr_alloc_cyclic(struct ridr *map, void *ptr, unsigned long min,
+			unsigned long max, unsigned long *idp,
+			struct ridr_preload *pl)
+{
+	int ret = __ridr_alloc_cyclic_wrap(map, ptr, min, max, idp, pl);
+
+	return ret < 0 ? ret : 0;
+}
 rk_export_symbol(__ridr_alloc_cyclic);
 
+/* ridr_insert(): -EBUSY, not -ENOSPC, when @id is taken. */
+static int ridr_do_insert(struct ridr *map, unsigned long id, void *ptr,
+			  struct ridr_preload *pl)
+{
+	unsigned long got;
+	int ret = ridr_do_alloc(map, ptr, id, id, &got, false, pl);
+
+	return ret == -ENOSPC ? -EBUSY : ret;
+}
+
+int __ridr_insert(struct ridr *map, unsigned long id, void *ptr,
+		  struct ridr_preload *pl)
+{
+	if (!map)
+		return -EINVAL;
+	return ridr_do_insert(map, id, ptr, pl);
+}
+rk_export_symbol(__ridr_insert);
+
+static int ridr_do_store(struct ridr *map, unsigned long id, void *ptr,
+			 void **oldp, struct ridr_preload *pl);
+
+int __ridr_store(struct ridr *map, unsigned long id, void *ptr, void **oldp,
+		 struct ridr_preload *pl)
+{
+	if (!map)
+		return -EINVAL;
+	return ridr_do_store(map, id, ptr, oldp, pl);
+}
+rk_export_symbol(__ridr_store);
+
+/* What a locked call does under the map's lock (ridr_locked()). */
+enum ridr_op { RIDR_OP_ALLOC, RIDR_OP_CYCLIC, RIDR_OP_INSERT, RIDR_OP_STORE };
+
+struct ridr_args {
+	enum ridr_op op;
+	void *ptr;
+	unsigned long min, max;
+	unsigned long *idp;
+	void **oldp;
+};
+
+static int ridr_run(struct ridr *map, const struct ridr_args *a,
+		    struct ridr_preload *pl)
+{
+	switch (a->op) {
+	case RIDR_OP_ALLOC:
+		return ridr_do_alloc(map, a->ptr, a->min, a->max, a->idp,
+				     false, pl);
+	case RIDR_OP_CYCLIC:
+		return ridr_do_alloc(map, a->ptr, a->min, a->max, a->idp,
+				     true, pl);
+	case RIDR_OP_INSERT:
+		return ridr_do_insert(map, a->min, a->ptr, pl);
+	default:
+		return ridr_do_store(map, a->min, a->ptr, a->oldp, pl);
+	}
+}
+
 /*
- * The locked allocation: allocates without sleeping under the map's
- * lock (the common case needs no retry); if that fails, drops the lock,
- * preloads with RK_GFP_KERNEL and retries (the tree may have changed
- * meanwhile: the preload covers any insertion into [@min, @max]).  What
- * the retry did not use becomes the map's spares.
+ * The locked insertions: allocate without sleeping under the map's lock
+ * (the common case needs no retry); if that fails, drop the lock,
+ * preload with RK_GFP_KERNEL (RK_GFP_ATOMIC for a RIDR_ATOMIC map) and
+ * retry (the tree may have changed meanwhile: the preload covers any
+ * insertion of an id <= @a->max).  What the retry did not use becomes
+ * the map's spares.
  */
-static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
-			     unsigned long max, unsigned long *idp,
-			     bool cyclic)
+static int ridr_locked(struct ridr *map, const struct ridr_args *a)
 {
 	struct ridr_preload pl;	/* only .nr and .map need initialising */
+	rk_gfp_t gfp = (rk_read_once(map->flags) & RIDR_ATOMIC) ?
+			       RK_GFP_ATOMIC : RK_GFP_KERNEL;
 	unsigned int spares;
 	int ret, tries;
 
-	if (!map || !idp || min > max)
-		return -EINVAL;
 	pl.nr = 0;
 	pl.map = NULL;
 	spares = 0;
 	for (tries = 0;; tries++) {
 		ridr_lock(map);
-		ret = ridr_do_alloc(map, ptr, min, max, idp, cyclic, &pl);
+		ret = ridr_run(map, a, &pl);
 		ridr_unlock(map);
 		if (ret != -ENOMEM || tries == 2)
 			break;
 		/* A failed try took nothing: the spares are the map's. */
 		if (!tries)
 			spares = ridr_spares(map);
-		if (ridr_preload(&pl, map, max, RK_GFP_KERNEL))
+		if (ridr_preload(&pl, map, a->max, gfp))
 			break;	/* -ENOMEM, map unchanged */
 	}
 	if (!pl.nr)
 		return ret;
-	if (ret)	/* the map as it was: only its own spares go back */
+	if (ret < 0)	/* the map as it was: only its own spares go back */
 		ridr_preload_return(&pl, spares);
 	else
 		ridr_preload_end(&pl);
 	return ret;
 }
 
+static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
+			     unsigned long max, unsigned long *idp,
+			     enum ridr_op op)
+{
+	struct ridr_args a = { .op = op, .ptr = ptr, .min = min, .max = max,
+			       .idp = idp, .oldp = NULL };
+
+	if (!map || !idp || min > max)
+		return -EINVAL;
+	return ridr_locked(map, &a);
+}
+
 int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
 	       unsigned long max, unsigned long *idp)
 {
-	return ridr_alloc_locked(map, ptr, min, max, idp, false);
+	return ridr_alloc_locked(map, ptr, min, max, idp, RIDR_OP_ALLOC);
 }
 rk_export_symbol(ridr_alloc);
+
+int ridr_alloc_cyclic_wrap(struct ridr *map, void *ptr, unsigned long min,
+			   unsigned long max, unsigned long *idp)
+{
+	return ridr_alloc_locked(map, ptr, min, max, idp, RIDR_OP_CYCLIC);
+}
+rk_export_symbol(ridr_alloc_cyclic_wrap);
 
 int ridr_alloc_cyclic(struct ridr *map, void *ptr, unsigned long min,
 		      unsigned long max, unsigned long *idp)
 {
-	return ridr_alloc_locked(map, ptr, min, max, idp, true);
+	int ret = ridr_alloc_locked(map, ptr, min, max, idp, RIDR_OP_CYCLIC);
+
+	return ret < 0 ? ret : 0;
 }
 rk_export_symbol(ridr_alloc_cyclic);
+
+int ridr_insert(struct ridr *map, unsigned long id, void *ptr)
+{
+	struct ridr_args a = { .op = RIDR_OP_INSERT, .ptr = ptr, .min = id,
+			       .max = id, .idp = NULL, .oldp = NULL };
+
+	if (!map)
+		return -EINVAL;
+	return ridr_locked(map, &a);
+}
+rk_export_symbol(ridr_insert);
+
+int ridr_store(struct ridr *map, unsigned long id, void *ptr, void **oldp)
+{
+	struct ridr_args a = { .op = RIDR_OP_STORE, .ptr = ptr, .min = id,
+			       .max = id, .idp = NULL, .oldp = oldp };
+
+	if (!map)
+		return -EINVAL;
+	return ridr_locked(map, &a);
+}
+rk_export_symbol(ridr_store);
 
 /* ------------------------------------------------------------------ */
 /* Lookup for writers                                                  */
@@ -993,8 +1146,70 @@ bucket:
 	return 0;
 }
 
+/* The entry of the allocated id @id at @sp (NULL for a reservation). */
+static void *ridr_spot_entry(const struct ridr_spot *sp, unsigned long id)
+{
+	void *e;
+
+	if (sp->leaf)
+		return ridr_protected(sp->leaf->slots[ridr_digit(id, 0)]);
+	e = ridr_protected(ridr_entries(sp->b)[sp->i]);
+	return e == RIDR_RESERVED ? NULL : e;
+}
+
+/* Make @ptr the entry of the allocated id @id at @sp (NULL: reserved). */
+static void ridr_spot_set(const struct ridr_spot *sp, unsigned long id,
+			  void *ptr)
+{
+	if (sp->leaf) {	/* W8 */
+		unsigned int d = ridr_digit(id, 0);
+
+		if (ptr)
+			rk_rcu_assign_pointer(sp->leaf->slots[d], ptr);
+		else
+			rk_rcu_init_pointer(sp->leaf->slots[d], NULL);
+	} else {
+		/* W2; a reservation is the marker, never NULL (W3). */
+		rk_rcu_assign_pointer(ridr_entries(sp->b)[sp->i],
+				      ptr ? ptr : RIDR_RESERVED);
+	}
+}
+
+void *ridr_find_locked(const struct ridr *map, unsigned long id)
+{
+	struct ridr_spot sp;
+
+	if (!map || ridr_locate(map, id, &sp))
+		return NULL;
+	return ridr_spot_entry(&sp, id);
+}
+rk_export_symbol(ridr_find_locked);
+
+/* ridr_store() under the writers' serialization: W2/W8 if @id is
+ * allocated, else an insertion.
+ */
+static int ridr_do_store(struct ridr *map, unsigned long id, void *ptr,
+			 void **oldp, struct ridr_preload *pl)
+{
+	struct ridr_spot sp;
+	unsigned long got;
+	void *old = NULL;
+	int ret = 0;
+
+	if (!ridr_locate(map, id, &sp)) {
+		old = ridr_spot_entry(&sp, id);
+		ridr_spot_set(&sp, id, ptr);
+	} else {
+		/* Free: the lowest free id >= @id is @id, never -ENOSPC. */
+		ret = ridr_do_alloc(map, ptr, id, id, &got, false, pl);
+	}
+	if (!ret && oldp)
+		*oldp = old;
+	return ret;
+}
+
 /* ------------------------------------------------------------------ */
-/* Replace                                                             */
+/* Replace, compare-and-exchange                                       */
 
 int __ridr_replace(struct ridr *map, void *ptr, unsigned long id,
 		   void **oldp)
@@ -1006,27 +1221,56 @@ int __ridr_replace(struct ridr *map, void *ptr, unsigned long id,
 		return -EINVAL;
 	if (ridr_locate(map, id, &sp))
 		return -ENOENT;
-	if (sp.leaf) {
-		unsigned int d = ridr_digit(id, 0);
-
-		old = ridr_protected(sp.leaf->slots[d]);
-		if (ptr)
-			rk_rcu_assign_pointer(sp.leaf->slots[d], ptr);
-		else
-			rk_rcu_init_pointer(sp.leaf->slots[d], NULL);
-	} else {
-		old = ridr_protected(ridr_entries(sp.b)[sp.i]);
-		if (old == RIDR_RESERVED)
-			old = NULL;
-		/* W2; a reservation is the marker, never NULL (W3). */
-		rk_rcu_assign_pointer(ridr_entries(sp.b)[sp.i],
-				      ptr ? ptr : RIDR_RESERVED);
-	}
+	old = ridr_spot_entry(&sp, id);
+	ridr_spot_set(&sp, id, ptr);
 	if (oldp)
 		*oldp = old;
 	return 0;
 }
 rk_export_symbol(__ridr_replace);
+
+/*
+ * W13 (conditional updates).  The comparison and the store happen under
+ * the writers' serialization, so no other writer changes the entry in
+ * between; readers see the store as any replace (W2, W8) or removal
+ * (W3, W8).  No new ordering.
+ */
+int __ridr_cmpxchg(struct ridr *map, unsigned long id, void *old, void *entry,
+		   void **curp)
+{
+	struct ridr_spot sp;
+	void *cur;
+
+	if (!map)
+		return -EINVAL;
+	if (ridr_locate(map, id, &sp)) {
+		if (curp)
+			*curp = NULL;
+		return -ENOENT;
+	}
+	cur = ridr_spot_entry(&sp, id);
+	if (curp)
+		*curp = cur;
+	if (cur != old)
+		return -EBUSY;
+	ridr_spot_set(&sp, id, entry);
+	return 0;
+}
+rk_export_symbol(__ridr_cmpxchg);
+
+int ridr_cmpxchg(struct ridr *map, unsigned long id, void *old, void *entry,
+		 void **curp)
+{
+	int ret;
+
+	if (!map)
+		return -EINVAL;
+	ridr_lock(map);
+	ret = __ridr_cmpxchg(map, id, old, entry, curp);
+	ridr_unlock(map);
+	return ret;
+}
+rk_export_symbol(ridr_cmpxchg);
 
 int ridr_replace(struct ridr *map, void *ptr, unsigned long id, void **oldp)
 {
@@ -1321,15 +1565,13 @@ static void ridr_tidy(struct ridr *map, unsigned long id,
 	}
 }
 
-int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
+/* Remove the allocated id @id at @sp; returns its entry. */
+static void *ridr_remove_spot(struct ridr *map, unsigned long id,
+			      struct ridr_spot *spp)
 {
-	struct ridr_spot sp;
+	struct ridr_spot sp = *spp;
 	void *old;
 
-	if (!map)
-		return -EINVAL;
-	if (ridr_locate(map, id, &sp))
-		return -ENOENT;
 	rk_write_once(map->count, map->count - 1);
 	if (sp.leaf) {	/* W8 */
 		unsigned int d = ridr_digit(id, 0), level;
@@ -1402,11 +1644,53 @@ int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 		}
 	}
 	ridr_shrink(map);
+	return old;
+}
+
+int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
+{
+	struct ridr_spot sp;
+	void *old;
+
+	if (!map)
+		return -EINVAL;
+	if (ridr_locate(map, id, &sp))
+		return -ENOENT;
+	old = ridr_remove_spot(map, id, &sp);
 	if (oldp)
 		*oldp = old;
 	return 0;
 }
 rk_export_symbol(__ridr_remove);
+
+/* W13: compared and removed under the writers' serialization. */
+int __ridr_remove_if(struct ridr *map, unsigned long id, void *expected)
+{
+	struct ridr_spot sp;
+
+	if (!map)
+		return -EINVAL;
+	if (ridr_locate(map, id, &sp))
+		return -ENOENT;
+	if (ridr_spot_entry(&sp, id) != expected)
+		return -EBUSY;
+	ridr_remove_spot(map, id, &sp);
+	return 0;
+}
+rk_export_symbol(__ridr_remove_if);
+
+int ridr_remove_if(struct ridr *map, unsigned long id, void *expected)
+{
+	int ret;
+
+	if (!map)
+		return -EINVAL;
+	ridr_lock(map);
+	ret = __ridr_remove_if(map, id, expected);
+	ridr_unlock(map);
+	return ret;
+}
+rk_export_symbol(ridr_remove_if);
 
 int ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 {

@@ -11,61 +11,6 @@
 
 #define T(name, ...) Test(ridr_api, name, .init = fx_setup, .fini = fx_teardown, ##__VA_ARGS__)
 
-static unsigned long must_alloc(struct ridr *m, void *p, unsigned long min,
-				unsigned long max)
-{
-	unsigned long id = 0xdead;
-	int ret = ridr_alloc(m, p, min, max, &id);
-
-	cr_assert_eq(ret, 0, "ridr_alloc(%lu, %lu) failed: %d", min, max, ret);
-	return id;
-}
-
-/* A full description of the map as seen by a reader: used to prove that
- * a failed call left everything unchanged. */
-struct snap {
-	unsigned long count, cursor, n;
-	size_t memory;
-	unsigned long ids[128];
-	void *ptrs[128];
-};
-
-static void take_snap(struct ridr *m, struct snap *s)
-{
-	unsigned long id;
-	void *e;
-
-	memset(s, 0, sizeof(*s));
-	s->count = ridr_count(m);
-	s->cursor = ridr_get_cursor(m);
-	s->memory = ridr_memory(m);
-	rk_rcu_read_lock();
-	ridr_for_each(m, e, id) {
-		cr_assert_lt(s->n, 128);
-		s->ids[s->n] = id;
-		s->ptrs[s->n++] = e;
-	}
-	rk_rcu_read_unlock();
-}
-
-static void expect_same(struct ridr *m, const struct snap *before,
-			const char *what)
-{
-	struct snap after;
-
-	take_snap(m, &after);
-	cr_expect_eq(after.count, before->count, "%s changed the count", what);
-	cr_expect_eq(after.cursor, before->cursor, "%s moved the cursor", what);
-	cr_expect_eq(after.memory, before->memory, "%s changed node memory",
-		     what);
-	cr_expect_eq(after.n, before->n, "%s changed the entries", what);
-	for (unsigned long i = 0; i < after.n && i < before->n; i++) {
-		cr_expect_eq(after.ids[i], before->ids[i], "%s changed ids", what);
-		cr_expect_eq(after.ptrs[i], before->ptrs[i], "%s changed entries",
-			     what);
-	}
-}
-
 T(new_map_is_empty)
 {
 	struct ridr m;
@@ -513,7 +458,8 @@ T(preload_lets_a_spinlocked_caller_allocate_without_allocating)
 
 /* ---- allocation failure injection ---- */
 
-enum op { OP_ALLOC, OP_CYCLIC, OP_RAW, OP_PRELOAD };
+enum op { OP_ALLOC, OP_CYCLIC, OP_RAW, OP_PRELOAD, OP_INSERT, OP_STORE,
+	  OP_RAW_INSERT, OP_RAW_STORE, OP_CYCLIC_WRAP };
 
 /*
  * Make the k-th allocation fail for k = 1, 2, ... until the operation
@@ -562,6 +508,41 @@ static void inject(enum op op)
 			ret = __ridr_alloc(&m, P(99), (1UL << 40) + 3,
 					   ULONG_MAX, &id, NULL);
 			ridr_unlock(&m);
+			break;
+		case OP_INSERT:
+			ret = ridr_insert(&m, (1UL << 40) + 3, P(99));
+			id = (1UL << 40) + 3;
+			break;
+		case OP_STORE: {
+			void *old = P(7);
+
+			ret = ridr_store(&m, (1UL << 40) + 3, P(99), &old);
+			id = (1UL << 40) + 3;
+			cr_expect_eq(old, ret ? P(7) : NULL,
+				     "store's *oldp: untouched on failure, "
+				     "NULL for a free id");
+			break;
+		}
+		case OP_RAW_INSERT:
+			ridr_lock(&m);
+			ret = __ridr_insert(&m, (1UL << 40) + 3, P(99), NULL);
+			ridr_unlock(&m);
+			id = (1UL << 40) + 3;
+			break;
+		case OP_RAW_STORE:
+			ridr_lock(&m);
+			ret = __ridr_store(&m, (1UL << 40) + 3, P(99), NULL,
+					   NULL);
+			ridr_unlock(&m);
+			id = (1UL << 40) + 3;
+			break;
+		case OP_CYCLIC_WRAP:
+			ridr_lock(&m);
+			__ridr_set_cursor(&m, (1UL << 40) + 3);
+			ridr_unlock(&m);
+			take_snap(&m, &s);
+			ret = ridr_alloc_cyclic_wrap(&m, P(99), 100, ULONG_MAX,
+						     &id);
 			break;
 		default:
 			ret = ridr_preload(&pl, &m, ULONG_MAX, RK_GFP_KERNEL);
@@ -613,4 +594,29 @@ T(raw_alloc_failure_leaves_map_unchanged)
 T(preload_failure_leaves_map_unchanged)
 {
 	inject(OP_PRELOAD);
+}
+
+T(insert_failure_leaves_map_unchanged)
+{
+	inject(OP_INSERT);
+}
+
+T(store_failure_leaves_map_unchanged)
+{
+	inject(OP_STORE);
+}
+
+T(raw_insert_failure_leaves_map_unchanged)
+{
+	inject(OP_RAW_INSERT);
+}
+
+T(raw_store_failure_leaves_map_unchanged)
+{
+	inject(OP_RAW_STORE);
+}
+
+T(alloc_cyclic_wrap_failure_leaves_map_unchanged)
+{
+	inject(OP_CYCLIC_WRAP);
 }

@@ -11,6 +11,13 @@
  * nodes, unshare, merge back); and 64-bit ids near 2^63 and ULONG_MAX
  * (top-level slots, wide keys).  One test also makes allocations fail at
  * random: the call must return -ENOMEM and change nothing.
+ *
+ * Operations: ridr_alloc, ridr_alloc_cyclic and ridr_alloc_cyclic_wrap
+ * (its wrap report against the model's cursor), ridr_insert,
+ * ridr_store, ridr_remove, ridr_remove_if, ridr_replace, ridr_cmpxchg
+ * (right and wrong expected entries), ridr_find under ridr_read_lock,
+ * ridr_find_locked, ridr_get_next and ridr_get_next_range (random upper
+ * bounds); ridr_for_each and ridr_for_each_fn in the full comparisons.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -31,6 +38,7 @@ struct model {
 	void **entry;
 	long n;
 	unsigned long cursor;
+	bool wrapped;	/* the cursor went past ULONG_MAX */
 };
 
 /* Index of the first element >= id. */
@@ -131,11 +139,27 @@ static void *pick_entry(struct rk_prng *r)
 	return rk_prng_below(r, 10) ? P(rk_prng_below(r, 1UL << 40)) : NULL;
 }
 
+static int count_fn(unsigned long id, void *entry, void *data)
+{
+	(void)id;
+	(void)entry;
+	++*(long *)data;
+	return 0;
+}
+
 static void check_all(struct ridr *m, const struct model *md, long op)
 {
 	unsigned long id;
-	long i = 0;
+	long i = 0, live = 0, seen = 0;
 	void *e;
+
+	for (long k = 0; k < md->n; k++)
+		live += md->entry[k] != NULL;
+	ridr_read_lock(m);
+	cr_assert_eq(ridr_for_each_fn(m, count_fn, &seen), 0);
+	ridr_read_unlock(m);
+	cr_assert_eq(seen, live, "op %ld: for_each_fn saw %ld entries, "
+		     "model %ld", op, seen, live);
 
 	cr_assert_eq(ridr_count(m), (unsigned long)md->n,
 		     "op %ld: count %lu, model %ld", op, ridr_count(m), md->n);
@@ -175,8 +199,46 @@ static void run(uint64_t seed, enum idmode mode, bool failures)
 		long pos;
 		int ret, mret;
 
-		if (kind < 35 && md.n < MAX_LIVE) {	/* alloc */
+		if (kind < 35 && md.n < MAX_LIVE &&
+		    rk_prng_below(&r, 6) == 0) {	/* insert, store */
+			bool has = model_has(&md, id, &pos);
+			bool store = rk_prng_below(&r, 2);
+
+			e = pick_entry(&r);
+			if (inject)
+				fx_alloc.fail_from = 1 + (long)rk_prng_below(&r, 4);
+			old = P(4321);
+			ret = store ? ridr_store(&m, id, e, &old) :
+				      ridr_insert(&m, id, e);
+			fx_alloc.fail_from = 0;
+			fx_alloc.fail_all = false;
+			if (inject && ret == -ENOMEM && !has) {
+				cr_assert_eq(old, P(4321), "op %ld: failed "
+					     "store wrote *oldp", op);
+				check_all(&m, &md, op);
+				continue;
+			}
+			if (store) {
+				cr_assert_eq(ret, 0, "op %ld: store %lu "
+					     "returned %d", op, id, ret);
+				cr_assert_eq(old, has ? md.entry[pos] : NULL,
+					     "op %ld: store %lu's old entry",
+					     op, id);
+				if (has)
+					md.entry[pos] = e;
+				else
+					model_insert(&md, id, e);
+			} else {
+				cr_assert_eq(ret, has ? -EBUSY : 0,
+					     "op %ld: insert %lu returned %d",
+					     op, id, ret);
+				if (!has)
+					model_insert(&md, id, e);
+			}
+		} else if (kind < 35 && md.n < MAX_LIVE) {	/* alloc */
 			bool cyclic = rk_prng_below(&r, 4) == 0;
+			bool wrap = cyclic && rk_prng_below(&r, 2);
+			bool mwrap = false;
 
 			min = id;
 			switch (rk_prng_below(&r, 4)) {
@@ -209,7 +271,21 @@ static void run(uint64_t seed, enum idmode mode, bool failures)
 				if (mret && start > min)
 					mret = model_free(&md, min, start - 1,
 							  &want);
-				ret = ridr_alloc_cyclic(&m, e, min, max, &got);
+				mwrap = !mret && (want < md.cursor ||
+						  md.wrapped);
+				ret = wrap ? ridr_alloc_cyclic_wrap(&m, e, min,
+								    max, &got) :
+					     ridr_alloc_cyclic(&m, e, min, max,
+							       &got);
+				if (wrap && ret >= 0) {
+					cr_assert_eq(ret, mwrap, "op %ld: "
+						     "cyclic_wrap [%lu, %lu] "
+						     "from %lu gave %lu, wrap "
+						     "%d, model %d", op, min,
+						     max, md.cursor, got, ret,
+						     mwrap);
+					ret = 0;
+				}
 			} else {
 				mret = model_free(&md, min, max, &want);
 				ret = ridr_alloc(&m, e, min, max, &got);
@@ -230,9 +306,25 @@ static void run(uint64_t seed, enum idmode mode, bool failures)
 					     cyclic ? "_cyclic" : "", min, max,
 					     got, want);
 				model_insert(&md, got, e);
-				if (cyclic)
+				if (cyclic) {
 					md.cursor = got + 1;
+					md.wrapped = got == ULONG_MAX;
+				}
 			}
+		} else if (kind < 60 && rk_prng_below(&r, 4) == 0) {
+			/* remove_if: the expected entry, or another one */
+			bool has = model_has(&md, id, &pos);
+			bool right = rk_prng_below(&r, 3) != 0;
+			void *want_e = has && right ? md.entry[pos] :
+				       pick_entry(&r);
+			int mr = !has ? -ENOENT :
+				 md.entry[pos] == want_e ? 0 : -EBUSY;
+
+			ret = ridr_remove_if(&m, id, want_e);
+			cr_assert_eq(ret, mr, "op %ld: remove_if %lu returned "
+				     "%d, model %d", op, id, ret, mr);
+			if (!ret)
+				model_delete(&md, pos);
 		} else if (kind < 60) {			/* remove */
 			bool has = model_has(&md, id, &pos);
 
@@ -251,6 +343,24 @@ static void run(uint64_t seed, enum idmode mode, bool failures)
 					     "op %ld: failed remove wrote *oldp",
 					     op);
 			}
+		} else if (kind < 70 && rk_prng_below(&r, 3) == 0) {
+			/* cmpxchg: the current entry, or another one */
+			bool has = model_has(&md, id, &pos);
+			void *cur = P(999), *o;
+			int mr;
+
+			e = pick_entry(&r);
+			o = has && rk_prng_below(&r, 3) ? md.entry[pos] :
+			    pick_entry(&r);
+			mr = !has ? -ENOENT : md.entry[pos] == o ? 0 : -EBUSY;
+			ret = ridr_cmpxchg(&m, id, o, e, &cur);
+			cr_assert_eq(ret, mr, "op %ld: cmpxchg %lu returned "
+				     "%d, model %d", op, id, ret, mr);
+			cr_assert_eq(cur, has ? md.entry[pos] : NULL,
+				     "op %ld: cmpxchg %lu's current entry",
+				     op, id);
+			if (!ret)
+				md.entry[pos] = e;
 		} else if (kind < 70) {			/* replace */
 			bool has = model_has(&md, id, &pos);
 
@@ -266,20 +376,36 @@ static void run(uint64_t seed, enum idmode mode, bool failures)
 		} else if (kind < 90) {			/* find */
 			bool has = model_has(&md, id, &pos);
 
-			rk_rcu_read_lock();
-			e = ridr_find(&m, id);
-			rk_rcu_read_unlock();
+			if (rk_prng_below(&r, 5) == 0) {
+				ridr_lock(&m);
+				e = ridr_find_locked(&m, id);
+				ridr_unlock(&m);
+			} else {
+				ridr_read_lock(&m);
+				e = ridr_find(&m, id);
+				ridr_read_unlock(&m);
+			}
 			cr_assert_eq(e, has ? md.entry[pos] : NULL,
 				     "op %ld: find %lu", op, id);
-		} else {				/* get_next */
-			unsigned long next = id;
+		} else {			/* get_next, get_next_range */
+			unsigned long next = id, last = ULONG_MAX;
+			bool range = rk_prng_below(&r, 2);
 
+			if (range) {
+				last = id + rk_prng_below(
+					&r, 1UL << rk_prng_below(&r, 40));
+				if (last < id)
+					last = ULONG_MAX;
+			}
 			pos = lower_bound(&md, id);
 			while (pos < md.n && !md.entry[pos])
 				pos++;
-			rk_rcu_read_lock();
-			e = ridr_get_next(&m, &next);
-			rk_rcu_read_unlock();
+			if (pos < md.n && md.id[pos] > last)
+				pos = md.n;	/* beyond the range */
+			ridr_read_lock(&m);
+			e = range ? ridr_get_next_range(&m, &next, last) :
+				    ridr_get_next(&m, &next);
+			ridr_read_unlock(&m);
 			if (pos < md.n) {
 				cr_assert_eq(e, md.entry[pos],
 					     "op %ld: get_next(%lu)", op, id);
@@ -299,6 +425,116 @@ static void run(uint64_t seed, enum idmode mode, bool failures)
 	}
 	check_all(&m, &md, OPS);
 	ridr_destroy(&m);
+	free(md.id);
+	free(md.entry);
+}
+
+/*
+ * The IDA against the same model (entries unused): ridr_ida_alloc and
+ * ridr_ida_alloc_cyclic over random ranges (with allocation failures
+ * injected: -ENOMEM changes nothing), ridr_ida_free, ridr_ida_test of
+ * random and allocated ids, and the count; every 4096 operations every
+ * model id must test allocated.
+ */
+static void check_ida(struct ridr_ida *ida, const struct model *md, long op)
+{
+	cr_assert_eq(ridr_ida_count(ida), (unsigned long)md->n,
+		     "op %ld: ida count %lu, model %ld", op,
+		     ridr_ida_count(ida), md->n);
+	ridr_read_lock(&ida->map);
+	for (long i = 0; i < md->n; i++)
+		cr_assert(ridr_ida_test(ida, md->id[i]),
+			  "op %ld: id %lu allocated but tests free", op,
+			  md->id[i]);
+	ridr_read_unlock(&ida->map);
+}
+
+static void run_ida(uint64_t seed, enum idmode mode, bool failures)
+{
+	struct model md = { 0 };
+	struct rk_prng r;
+	struct ridr_ida ida;
+
+	md.id = calloc(MAX_LIVE + 1, sizeof(*md.id));
+	md.entry = calloc(MAX_LIVE + 1, sizeof(*md.entry));
+	cr_assert(md.id && md.entry);
+	rk_prng_seed(&r, seed);
+	ridr_ida_init(&ida);
+	for (long op = 0; op < OPS; op++) {
+		uint64_t kind = rk_prng_below(&r, 100);
+		unsigned long id = pick_id(&r, &md, mode), min, max, got, want;
+		bool inject = failures && rk_prng_below(&r, 20) == 0;
+		long pos;
+		int ret, mret;
+
+		if (kind < 45 && md.n < MAX_LIVE) {
+			bool cyclic = rk_prng_below(&r, 4) == 0;
+
+			min = id;
+			switch (rk_prng_below(&r, 4)) {
+			case 0: max = min; break;
+			case 1: max = min + rk_prng_below(&r, 200); break;
+			case 2: max = ULONG_MAX; break;
+			default: max = min + 3 * RIDR_IDA_BITS; break;
+			}
+			if (max < min)
+				max = ULONG_MAX;
+			if (cyclic) {
+				unsigned long start = md.cursor;
+
+				if (start < min || start > max)
+					start = min;
+				mret = model_free(&md, start, max, &want);
+				if (mret && start > min)
+					mret = model_free(&md, min, start - 1,
+							  &want);
+			} else {
+				mret = model_free(&md, min, max, &want);
+			}
+			if (inject)
+				fx_alloc.fail_from = 1 + (long)rk_prng_below(&r, 3);
+			ret = cyclic ? ridr_ida_alloc_cyclic(&ida, min, max, &got) :
+				       ridr_ida_alloc(&ida, min, max, &got);
+			fx_alloc.fail_from = 0;
+			fx_alloc.fail_all = false;
+			if (inject && ret == -ENOMEM && !mret) {
+				check_ida(&ida, &md, op);
+				continue;
+			}
+			cr_assert_eq(ret, mret, "op %ld: ida alloc%s [%lu, %lu] "
+				     "returned %d, model %d", op,
+				     cyclic ? "_cyclic" : "", min, max, ret,
+				     mret);
+			if (!ret) {
+				cr_assert_eq(got, want, "op %ld: ida alloc%s "
+					     "[%lu, %lu] gave %lu, model %lu",
+					     op, cyclic ? "_cyclic" : "", min,
+					     max, got, want);
+				model_insert(&md, got, P(1));
+				if (cyclic)
+					md.cursor = got + 1;
+			}
+		} else if (kind < 80) {
+			bool has = model_has(&md, id, &pos);
+
+			ret = ridr_ida_free(&ida, id);
+			cr_assert_eq(ret, has ? 0 : -ENOENT, "op %ld: ida free "
+				     "%lu returned %d", op, id, ret);
+			if (has)
+				model_delete(&md, pos);
+		} else {
+			bool has = model_has(&md, id, &pos), t;
+
+			ridr_read_lock(&ida.map);
+			t = ridr_ida_test(&ida, id);
+			ridr_read_unlock(&ida.map);
+			cr_assert_eq(t, has, "op %ld: ida test %lu", op, id);
+		}
+		if ((op & RANDOM_CHECK_MASK) == 0)
+			check_ida(&ida, &md, op);
+	}
+	check_ida(&ida, &md, OPS);
+	ridr_ida_destroy(&ida);
 	free(md.id);
 	free(md.entry);
 }
@@ -333,4 +569,24 @@ T(matches_model_far_64_bit_ids)
 T(failed_allocations_change_nothing)
 {
 	run(0xfa11, SPARSE31, true);
+}
+
+T(ida_matches_model_dense)
+{
+	run_ida(0x1da, DENSE_MIX, false);
+}
+
+T(ida_matches_model_sparse_31_bit_ids)
+{
+	run_ida(0x1da31, SPARSE31, false);
+}
+
+T(ida_matches_model_far_64_bit_ids)
+{
+	run_ida(0x1da64, FAR64, false);
+}
+
+T(ida_failed_allocations_change_nothing)
+{
+	run_ida(0x1dafa11, SPARSE31, true);
 }

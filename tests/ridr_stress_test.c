@@ -2,15 +2,20 @@
 /*
  * ridr under concurrency, once per liburcu flavor (memb, mb, qsbr, bp).
  *
- * Writers allocate ids (lowest-free and cyclic, dense and sparse so the
- * tree grows and shrinks under the readers), publish objects, replace and
- * remove them, and free removed objects after a grace period (poisoned
- * first, so a reader touching one fails the magic check; ASan and TSan
- * builds catch it even when the poison is not seen).  Readers look ids up
- * and walk ranges with ridr_get_next(), checking inside every object they
- * reach that it is alive and carries the id they looked up, and take and
- * drop a lockref reference (the last put frees after a grace period).  At the end every
- * object created has been freed exactly once and the map holds no memory.
+ * Writers allocate ids (lowest-free, cyclic with and without the wrap
+ * report, and ridr_insert at chosen ids; dense and sparse so the tree
+ * grows and shrinks under the readers), publish objects (ridr_replace,
+ * ridr_cmpxchg, ridr_store), replace them (ridr_replace, or
+ * ridr_find_locked + ridr_cmpxchg) and remove them (ridr_remove, or
+ * lookup + ridr_remove_if), and free removed objects after a grace
+ * period (poisoned first, so a reader touching one fails the magic check;
+ * ASan and TSan builds catch it even when the poison is not seen).
+ * Readers look ids up and walk ranges with ridr_get_next() and
+ * ridr_for_each_range() under ridr_read_lock() (the map's own flavor),
+ * checking inside every object they reach that it is alive and carries
+ * the id they looked up, and take and drop a lockref reference (the last
+ * put frees after a grace period).  At the end every object created has
+ * been freed exactly once and the map holds no memory.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -127,21 +132,57 @@ static void *writer(void *arg)
 				min = (1UL << 33) + rk_prng_below(&r, 3000);
 			/* Reserve, fill in the id, then publish: readers
 			 * never see an object without its id. */
-			if (w == 0)
+			if (w == 0 && rk_prng_below(&r, 2)) {
+				ret = ridr_alloc_cyclic_wrap(&st.map, NULL, min,
+							     max, &id);
+				ret = ret == 1 ? 0 : ret;
+			} else if (w == 0) {
 				ret = ridr_alloc_cyclic(&st.map, NULL, min, max,
 							&id);
-			else
+			} else if (rk_prng_below(&r, 4) == 0) {
+				/* insert at a chosen id: retried if taken */
+				do {
+					id = min + rk_prng_below(&r, 4096);
+					ret = ridr_insert(&st.map, id, NULL);
+				} while (ret == -EBUSY);
+			} else {
 				ret = ridr_alloc(&st.map, NULL, min, max, &id);
+			}
 			cr_assert_eq(ret, 0, "alloc failed: %d", ret);
 			o->id = id;
-			cr_assert_eq(ridr_replace(&st.map, o, id, NULL), 0);
+			/* Fill the reservation: replace, cmpxchg or store. */
+			switch (rk_prng_below(&r, 3)) {
+			case 0:
+				ret = ridr_replace(&st.map, o, id, NULL);
+				break;
+			case 1:
+				ret = ridr_cmpxchg(&st.map, id, NULL, o, NULL);
+				break;
+			default:
+				ret = ridr_store(&st.map, id, o, NULL);
+				break;
+			}
+			cr_assert_eq(ret, 0, "filling id %lu failed: %d", id,
+				     ret);
 			own[n++] = id;
 			rk_write_once(st.hot[rk_prng_below(&r, HOT)], id);
 		} else if (k < 80) {
 			long i = (long)rk_prng_below(&r, (uint64_t)n);
 			void *old;
 
-			cr_assert_eq(ridr_remove(&st.map, own[i], &old), 0);
+			if (rk_prng_below(&r, 2)) {
+				cr_assert_eq(ridr_remove(&st.map, own[i], &old),
+					     0);
+			} else {
+				/* The lookup-then-delete pattern. */
+				ridr_read_lock(&st.map);
+				old = ridr_find(&st.map, own[i]);
+				ridr_read_unlock(&st.map);
+				cr_assert_eq(ridr_remove_if(&st.map, own[i],
+							    P(7)), -EBUSY);
+				cr_assert_eq(ridr_remove_if(&st.map, own[i],
+							    old), 0);
+			}
 			cr_assert_not_null(old);
 			cr_assert_eq(((struct obj *)old)->id, own[i]);
 			obj_put(old);
@@ -152,7 +193,21 @@ static void *writer(void *arg)
 			void *old;
 
 			o->id = own[i];
-			cr_assert_eq(ridr_replace(&st.map, o, own[i], &old), 0);
+			if (rk_prng_below(&r, 2)) {
+				cr_assert_eq(ridr_replace(&st.map, o, own[i],
+							  &old), 0);
+			} else {
+				void *cur;
+
+				ridr_lock(&st.map);
+				old = ridr_find_locked(&st.map, own[i]);
+				ridr_unlock(&st.map);
+				cr_assert_eq(ridr_cmpxchg(&st.map, own[i], P(7),
+							  o, &cur), -EBUSY);
+				cr_assert_eq(cur, old);
+				cr_assert_eq(ridr_cmpxchg(&st.map, own[i], old,
+							  o, NULL), 0);
+			}
 			cr_assert_eq(((struct obj *)old)->id, own[i]);
 			obj_put(old);
 		}
@@ -186,7 +241,7 @@ static void *reader(void *arg)
 		unsigned long prev;
 		struct obj *o;
 
-		rk_rcu_read_lock_flavor(st.fl);
+		ridr_read_lock(&st.map);
 		o = ridr_find(&st.map, id);
 		if (o) {
 			check_obj(o, id);
@@ -212,7 +267,24 @@ static void *reader(void *arg)
 				break;
 			prev = next + 1;
 		}
-		rk_rcu_read_unlock_flavor(st.fl);
+		/* A bounded walk: ids in range, increasing, alive. */
+		{
+			unsigned long rid, lim = id + 5000, last = 0;
+			bool any = false;
+
+			if (lim < id)
+				lim = ULONG_MAX;
+			ridr_for_each_range(&st.map, o, rid, id, lim) {
+				cr_assert(rid >= id && rid <= lim &&
+					  (!any || rid > last),
+					  "range walk out of order or range");
+				check_obj(o, rid);
+				any = true;
+				last = rid;
+				walked++;
+			}
+		}
+		ridr_read_unlock(&st.map);
 		quiesce(n);
 	}
 	__atomic_add_fetch(&st.found, found, __ATOMIC_RELAXED);

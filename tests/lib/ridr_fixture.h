@@ -9,6 +9,7 @@
 #define RK_RIDR_FIXTURE_H
 
 #include <criterion/criterion.h>
+#include <string.h>
 
 #include "ridr/ridr.h"
 #include "tests/lib/testutil.h"
@@ -45,5 +46,60 @@ static inline void fx_teardown(void)
 
 /* Entries are never dereferenced by ridr: tag small integers as pointers. */
 #define P(n) ((void *)(uintptr_t)(0x1000 + (n) * 8))
+
+static inline unsigned long must_alloc(struct ridr *m, void *p, unsigned long min,
+				unsigned long max)
+{
+	unsigned long id = 0xdead;
+	int ret = ridr_alloc(m, p, min, max, &id);
+
+	cr_assert_eq(ret, 0, "ridr_alloc(%lu, %lu) failed: %d", min, max, ret);
+	return id;
+}
+
+/* A full description of the map as seen by a reader: used to prove that
+ * a failed call left everything unchanged. */
+struct snap {
+	unsigned long count, cursor, n;
+	size_t memory;
+	unsigned long ids[128];
+	void *ptrs[128];
+};
+
+static inline void take_snap(struct ridr *m, struct snap *s)
+{
+	unsigned long id;
+	void *e;
+
+	memset(s, 0, sizeof(*s));
+	s->count = ridr_count(m);
+	s->cursor = ridr_get_cursor(m);
+	s->memory = ridr_memory(m);
+	rk_rcu_read_lock();
+	ridr_for_each(m, e, id) {
+		cr_assert_lt(s->n, 128);
+		s->ids[s->n] = id;
+		s->ptrs[s->n++] = e;
+	}
+	rk_rcu_read_unlock();
+}
+
+static inline void expect_same(struct ridr *m, const struct snap *before,
+			const char *what)
+{
+	struct snap after;
+
+	take_snap(m, &after);
+	cr_expect_eq(after.count, before->count, "%s changed the count", what);
+	cr_expect_eq(after.cursor, before->cursor, "%s moved the cursor", what);
+	cr_expect_eq(after.memory, before->memory, "%s changed node memory",
+		     what);
+	cr_expect_eq(after.n, before->n, "%s changed the entries", what);
+	for (unsigned long i = 0; i < after.n && i < before->n; i++) {
+		cr_expect_eq(after.ids[i], before->ids[i], "%s changed ids", what);
+		cr_expect_eq(after.ptrs[i], before->ptrs[i], "%s changed entries",
+			     what);
+	}
+}
 
 #endif /* RK_RIDR_FIXTURE_H */
