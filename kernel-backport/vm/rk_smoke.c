@@ -15,7 +15,11 @@
  *    process with create/delete churn from several threads work while
  *    other threads timer_gettime() a live timer;
  *  - lockref (dcache): several threads stat()/open()/close() the same
- *    paths, so d_lockref is taken and dropped concurrently.
+ *    paths, so d_lockref is taken and dropped concurrently;
+ *  - the edges listed in rk_smoke_more.h (timers across exec, exit and
+ *    failed creates, RLIMIT_SIGPENDING, CRIU-style restore; ipc next_id,
+ *    sequence wrap, long /proc/sysvipc files, max index, ipcmni_extend;
+ *    ridr node objects back to baseline where slabinfo shows them).
  *
  * Prints one line "rk_smoke: <check> ok|FAILED ..." per check and
  * "rk_smoke: N passed, N failed"; exits 0 only if nothing failed.
@@ -468,12 +472,23 @@ static void test_lockref(void)
 	check(unlink("/etc/rk_smoke_file") == 0, "dcache_unlink", NULL);
 }
 
-int main(void)
+#include "rk_smoke_more.h"
+
+int main(int argc, char **argv)
 {
+	/* The image exec'ed by timer_exec_deletes_and_ids_continue. */
+	if (argc == 3 && !strcmp(argv[1], "--exec-child"))
+		return exec_child_check(atoi(argv[2]));
+	kmemleak_clear();
 	test_sysv();
 	test_sysv_locked_paths();
 	test_timers();
+	test_timers_more();
+	test_ipc_more();
 	test_lockref();
+	test_ridr_slab_baseline();
+	test_failslab();
+	test_kmemleak();
 	printf("rk_smoke: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
