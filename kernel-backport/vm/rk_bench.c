@@ -25,6 +25,19 @@
  *                   id maps: nothing shared but the allocator).
  *   dcache_open     open()+close() of the same file by every thread: the
  *                   dentry's lockref (patch 2) is taken and dropped.
+ *   timer_many      one process holds 20000 armed SIGEV_NONE timers (the
+ *                   scale of Thomas Gleixner's 2025 tests, lore
+ *                   20250224095736.145530367@linutronix.de: 6.1's
+ *                   512-bucket global hash has ~40-deep chains there);
+ *                   every thread calls timer_gettime() and
+ *                   timer_settime() on random ones.  Counts calls.
+ *   timer_many_proc  every process (one per "thread") holds 5000 armed
+ *                   timers and does the same on its own: per-process maps
+ *                   against one hash shared by all.  Counts calls.
+ *   ipc_churn       every thread creates and removes SysV objects in turn
+ *                   (semget/msgget/shmget of IPC_PRIVATE, then IPC_RMID):
+ *                   the ids' writer path (ipc_addid(), ipc_rmid()).
+ *                   Counts create+remove pairs.
  *
  * Thread i runs on cpu i % ncpus (pairs: A on one vCPU, B on the other),
  * so a placement choice of the scheduler does not change the figure from
@@ -50,7 +63,9 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
+#include <sys/resource.h>
 #include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -61,6 +76,8 @@
 #define MAX_THREADS 64
 #define TIMERS_PER_THREAD 16
 #define BENCH_FILE "/tmp/rk_bench_file"
+#define MANY_TIMERS 20000
+#define PROC_TIMERS 5000
 
 static int errors;
 
@@ -248,6 +265,156 @@ static void *churn_thread(void *p)
 	return NULL;
 }
 
+/* xorshift64: a cheap per-thread random index. */
+static unsigned int next_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return (unsigned int)(*x >> 11);
+}
+
+/*
+ * timer_gettime() and timer_settime() (one each per step) on random
+ * timers of @ids[@nr], all armed far in the future.
+ */
+static uint64_t random_timer_loop(struct run *r, const int *ids, int nr,
+				  uint64_t seed)
+{
+	struct itimerspec its = { .it_value = { 1000, 0 },
+				  .it_interval = { 1000, 0 } }, cur;
+	uint64_t n = 0, x = seed | 1;
+
+	while (!stopped(r)) {
+		int id = ids[next_rand(&x) % (unsigned int)nr];
+
+		if (k_timer_gettime(id, &cur) || k_timer_settime(id, &its)) {
+			fail("timer_gettime/settime", errno);
+			break;
+		}
+		n += 2;
+	}
+	return n;
+}
+
+/* Create @nr armed timers into @ids; 0, or -1 with the created deleted. */
+static int make_timers(int *ids, int nr)
+{
+	struct itimerspec its = { .it_value = { 1000, 0 },
+				  .it_interval = { 1000, 0 } };
+	int k;
+
+	for (k = 0; k < nr; k++) {
+		if (k_timer_create(&ids[k]) || k_timer_settime(ids[k], &its)) {
+			int err = errno;
+
+			while (k-- > 0)
+				k_timer_delete(ids[k]);
+			errno = err;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void drop_timers(const int *ids, int nr)
+{
+	int k;
+
+	for (k = 0; k < nr; k++)
+		k_timer_delete(ids[k]);
+}
+
+/* timer_many: the process's timers, made before the threads start. */
+static int many_ids[MANY_TIMERS];
+
+static int many_setup(void)
+{
+	if (make_timers(many_ids, MANY_TIMERS)) {
+		fail("timer_many: 20000 timers", errno);
+		return -1;
+	}
+	return 0;
+}
+
+static void many_teardown(void)
+{
+	drop_timers(many_ids, MANY_TIMERS);
+}
+
+static void *many_thread(void *p)
+{
+	struct arg *a = p;
+
+	pin(a->i);
+	start_line(a->run);
+	a->run->ops[a->i] = random_timer_loop(a->run, many_ids, MANY_TIMERS,
+					      0x9e3779b97f4a7c15ULL * (a->i + 1));
+	return NULL;
+}
+
+/* timer_many_proc: one forked process; its own timers. */
+static uint64_t many_proc_loop(struct run *r, int i)
+{
+	static int ids[PROC_TIMERS];
+	uint64_t n;
+
+	if (make_timers(ids, PROC_TIMERS)) {
+		fail("timer_many_proc: 5000 timers", errno);
+		start_line(r);
+		return 0;
+	}
+	start_line(r);
+	n = random_timer_loop(r, ids, PROC_TIMERS,
+			      0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1));
+	drop_timers(ids, PROC_TIMERS);
+	return n;
+}
+
+static uint64_t churn_proc_loop(struct run *r, int i)
+{
+	(void)i;
+	start_line(r);
+	return churn_loop(r);
+}
+
+/* ipc_churn: a semaphore set, a queue, a segment, created and removed. */
+static void *ipc_churn_thread(void *p)
+{
+	struct arg *a = p;
+	struct run *r = a->run;
+	uint64_t n = 0;
+	int id, k = 0, err;
+
+	pin(a->i);
+	start_line(r);
+	while (!stopped(r)) {
+		switch (k) {
+		case 0:
+			id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+			err = id < 0 ||
+			      semctl(id, 0, IPC_RMID, (union semun){ 0 });
+			break;
+		case 1:
+			id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+			err = id < 0 || msgctl(id, IPC_RMID, NULL);
+			break;
+		default:
+			id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+			err = id < 0 || shmctl(id, IPC_RMID, NULL);
+			break;
+		}
+		if (err) {
+			fail("ipc_churn", errno);
+			break;
+		}
+		k = (k + 1) % 3;
+		n++;
+	}
+	r->ops[a->i] = n;
+	return NULL;
+}
+
 static void *open_thread(void *p)
 {
 	struct arg *a = p;
@@ -271,17 +438,29 @@ static void *open_thread(void *p)
 
 enum kind { K_PAIRS_SEM, K_PAIRS_MSG, K_THREADS, K_PROCS };
 
+/*
+ * @fn: thread body (K_THREADS, K_PAIRS_*); @proc: body of each forked
+ * process (K_PROCS), which calls start_line() itself once set up;
+ * @setup/@teardown: before the threads start and after they are joined.
+ */
 static const struct workload {
 	const char *name;
 	enum kind kind;
 	void *(*fn)(void *);
+	uint64_t (*proc)(struct run *r, int i);
+	int (*setup)(void);
+	void (*teardown)(void);
 } workloads[] = {
-	{ "psem", K_PAIRS_SEM, psem_thread },
-	{ "pmsg", K_PAIRS_MSG, pmsg_thread },
-	{ "timer_gettime", K_THREADS, gettime_thread },
-	{ "timer_churn", K_THREADS, churn_thread },
-	{ "timer_churn_proc", K_PROCS, NULL },
-	{ "dcache_open", K_THREADS, open_thread },
+	{ "psem", K_PAIRS_SEM, psem_thread, NULL, NULL, NULL },
+	{ "pmsg", K_PAIRS_MSG, pmsg_thread, NULL, NULL, NULL },
+	{ "timer_gettime", K_THREADS, gettime_thread, NULL, NULL, NULL },
+	{ "timer_churn", K_THREADS, churn_thread, NULL, NULL, NULL },
+	{ "timer_churn_proc", K_PROCS, NULL, churn_proc_loop, NULL, NULL },
+	{ "dcache_open", K_THREADS, open_thread, NULL, NULL, NULL },
+	{ "timer_many", K_THREADS, many_thread, NULL, many_setup,
+	  many_teardown },
+	{ "timer_many_proc", K_PROCS, NULL, many_proc_loop, NULL, NULL },
+	{ "ipc_churn", K_THREADS, ipc_churn_thread, NULL, NULL, NULL },
 };
 
 /* Create the ipc objects of @pairs pairs and put the first token in. */
@@ -346,14 +525,17 @@ static double run_point(const struct workload *w, int n, double secs,
 		munmap(r, sizeof(*r));
 		return 0;
 	}
+	if (w->setup && w->setup()) {
+		munmap(r, sizeof(*r));
+		return 0;
+	}
 	for (i = 0; i < n; i++) {
 		args[i] = (struct arg){ .run = r, .i = i };
 		if (w->kind == K_PROCS) {
 			pids[i] = fork();
 			if (pids[i] == 0) {
 				pin(i);
-				start_line(r);
-				r->ops[i] = churn_loop(r);
+				r->ops[i] = w->proc(r, i);
 				_exit(0);
 			}
 			if (pids[i] < 0)
@@ -378,6 +560,8 @@ static double run_point(const struct workload *w, int n, double secs,
 		else
 			pthread_join(th[i], NULL);
 	}
+	if (w->teardown)
+		w->teardown();
 	*ops = 0;
 	*elapsed = t1 - t0;
 	for (i = 0; i < n; i++)
@@ -407,6 +591,19 @@ int main(int argc, char **argv)
 				"[workload...]\n", argv[0]);
 			return 2;
 		}
+	}
+	/*
+	 * timer_many holds 20000 timers, each with a preallocated sigqueue
+	 * that counts against RLIMIT_SIGPENDING (about 1900 in a 512 MB
+	 * guest): lift it (root).
+	 */
+	{
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+		if (setrlimit(RLIMIT_SIGPENDING, &rl) &&
+		    (getrlimit(RLIMIT_SIGPENDING, &rl) ||
+		     rl.rlim_cur < 2 * MANY_TIMERS))
+			fail("setrlimit RLIMIT_SIGPENDING", errno);
 	}
 	fd = open(BENCH_FILE, O_CREAT | O_WRONLY, 0644);
 	if (fd < 0 || close(fd)) {
