@@ -20,7 +20,8 @@
  * Memory per id of a chunk in use: a 16-byte rcu head plus 64 counters,
  * 80 / 144 / 272 bytes per 64 ids (1.25 / 2.25 / 4.25 B/id for gen_bits
  * <= 8 / <= 16 / <= 32), plus the @gens map: one 576-byte full leaf per
- * 4096 ids where ids are dense, the nodes above and spares: 0.16 B/id).
+ * 4096 ids where ids are dense, plus the nodes above and spares: about
+ * 0.16 B/id.
  *
  * Ordering (H1-H4; the map's own are W1-W13 and R1-R5):
  *
@@ -163,16 +164,23 @@ static inline bool ridr_handle_split(const struct ridr_handles *hs,
 
 /* ---- chunks ---------------------------------------------------------- */
 
-#define RIDR_GEN_FREE(bytes)                                                \
-	static void ridr_gen_free##bytes(struct rk_rcu_head *head)          \
-	{                                                                   \
-		rk_free(rk_container_of(head, struct ridr_gen_chunk, rcu),  \
-			sizeof(struct ridr_gen_chunk) +                     \
-				RIDR_GEN_CHUNK * (bytes));                  \
-	}
-RIDR_GEN_FREE(1)
-RIDR_GEN_FREE(2)
-RIDR_GEN_FREE(4)
+static void ridr_gen_free1(struct rk_rcu_head *head)
+{
+	rk_free(rk_container_of(head, struct ridr_gen_chunk, rcu),
+		sizeof(struct ridr_gen_chunk) + RIDR_GEN_CHUNK);
+}
+
+static void ridr_gen_free2(struct rk_rcu_head *head)
+{
+	rk_free(rk_container_of(head, struct ridr_gen_chunk, rcu),
+		sizeof(struct ridr_gen_chunk) + RIDR_GEN_CHUNK * 2);
+}
+
+static void ridr_gen_free4(struct rk_rcu_head *head)
+{
+	rk_free(rk_container_of(head, struct ridr_gen_chunk, rcu),
+		sizeof(struct ridr_gen_chunk) + RIDR_GEN_CHUNK * 4);
+}
 
 /* @c has left @gens (destroy): free it after a grace period. */
 static void ridr_gen_chunk_retire(struct ridr_handles *hs,
