@@ -1172,8 +1172,8 @@ void *ridr_handle_find(const struct ridr_handles *hs, uint64_t h);
  * generation is ever issued twice for an id.  Readers may still find the
  * entry until a grace period has passed: free it after one.
  *
- * Context: Writer; takes and releases the map's lock.  Never allocates,
- * never sleeps.
+ * Context: Writer; takes and releases the map's lock.  Never sleeps, never
+ * fails for lack of memory (as ridr_remove()).
  * Return: 0, -ENOENT (stale or never issued; map unchanged) or -EINVAL
  * (NULL @hs).
  */
