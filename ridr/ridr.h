@@ -67,6 +67,11 @@
  * it, and the spare nodes of ridr_preload(): ridr_memory() reports all of
  * it, ridr_destroy() frees it.
  *
+ * Handles: struct ridr_handles (below) hands out 64-bit (generation, id)
+ * handles over two ridr maps; ridr_handle_find() is a reader as above,
+ * ridr_handle_alloc() and ridr_handle_remove() are writers under the
+ * handle map's lock; a stale handle never finds a reused id's entry.
+ *
  * Undefined: calling a reader outside a read-side critical section (the
  * objects it walks may be freed under it); calling __ridr_*() without
  * serializing writers; using a map after ridr_destroy() without

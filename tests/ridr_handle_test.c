@@ -4,7 +4,8 @@
  * after its id was reused, removal with the wrong generation, retirement
  * of an id whose generation would wrap, bad arguments, allocation-failure
  * injection at every allocation point (handle map unchanged), the memory
- * of the generation store per id, and a fixed-seed differential run
+ * of the generation store per id, another RCU flavor (mb), and a
+ * fixed-seed differential run
  * against a reference model.  Readers under writers: in
  * ridr_handle_stress_test.c.
  */
@@ -182,6 +183,30 @@ T(bad_arguments_change_nothing)
 	cr_expect_null(find(&hs, 0));
 	cr_expect_null(find(&hs, ~0ULL));
 	ridr_handles_destroy(&hs);
+}
+
+T(a_handle_map_with_another_rcu_flavor)
+{
+	const rk_rcu_flavor_t *fl = RK_RCU_FLAVOR_MB;
+	struct ridr_handles hs;
+	uint64_t h1, h2;
+	void *p;
+
+	rk_rcu_register_thread(fl);
+	cr_expect_eq(ridr_handles_init_flavor(&hs, 40, fl), -EINVAL);
+	cr_assert_eq(ridr_handles_init_flavor(&hs, 4, fl), 0);
+	for (int i = 0; i < 200; i++)
+		h1 = must_handle(&hs, P(i));
+	cr_expect_eq(ridr_handle_remove(&hs, h1, NULL), 0);
+	h2 = must_handle(&hs, P(7));
+	ridr_read_lock(&hs.map);	/* the mb read side */
+	p = ridr_handle_find(&hs, h1);
+	cr_expect_null(p, "stale handle found under the mb flavor");
+	cr_expect_eq(ridr_handle_find(&hs, h2), P(7));
+	ridr_read_unlock(&hs.map);
+	ridr_handles_destroy(&hs);
+	rk_rcu_barrier(fl);
+	rk_rcu_unregister_thread(fl);
 }
 
 /* ---- failures ---- */
