@@ -2,12 +2,11 @@
 /*
  * ridr's generation-checked handles: alloc/find/remove, a stale handle
  * after its id was reused, removal with the wrong generation, retirement
- * of an id whose generation would wrap, bad arguments, allocation-failure
- * injection at every allocation point (handle map unchanged), the memory
- * of the generation store per id, another RCU flavor (mb), and a
- * fixed-seed differential run
- * against a reference model.  Readers under writers: in
- * ridr_handle_stress_test.c.
+ * of an id whose generation would wrap, bad arguments, another RCU flavor
+ * (mb), allocation-failure injection at every allocation point (handle
+ * map unchanged), the memory of the generation store per id, and a
+ * fixed-seed differential run against a reference model.  Readers under
+ * writers: in ridr_handle_stress_test.c.
  */
 #include <limits.h>
 #include <stdio.h>
