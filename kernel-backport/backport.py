@@ -254,7 +254,7 @@ def core(path):
 
 # The ridr sources, in the order lib/ridr.c holds them (after internal.h).
 RIDR_PARTS = ["ridr/read.c", "ridr/mem.c", "ridr/bucket.c", "ridr/write.c",
-              "ridr/ida.c"]
+              "ridr/ida.c", "ridr/handle.c"]
 
 
 def ridr_c():

@@ -67,6 +67,11 @@
  * it, and the spare nodes of ridr_preload(): ridr_memory() reports all of
  * it, ridr_destroy() frees it.
  *
+ * Handles: struct ridr_handles (below) hands out 64-bit (generation, id)
+ * handles over two ridr maps; ridr_handle_find() is a reader as above,
+ * ridr_handle_alloc() and ridr_handle_remove() are writers under the
+ * handle map's lock; a stale handle never finds a reused id's entry.
+ *
  * Undefined: calling a reader outside a read-side critical section (the
  * objects it walks may be freed under it); calling __ridr_*() without
  * serializing writers; using a map after ridr_destroy() without
@@ -1037,6 +1042,202 @@ unsigned long ridr_ida_count(const struct ridr_ida *ida);
  * Return: bytes.
  */
 size_t ridr_ida_memory(const struct ridr_ida *ida);
+
+/* ---- generation-checked handles ------------------------------------- */
+
+/* Widths of a handle's generation (the id gets the other bits). */
+#define RIDR_HANDLE_GEN_BITS_MIN 1
+#define RIDR_HANDLE_GEN_BITS_MAX 32
+
+/**
+ * struct ridr_handles - ids handed out as (generation, id) handles.
+ * @map: the entries; its lock serializes every writer of the handles.
+ *       An id whose generations are spent stays reserved in it (retired).
+ * @gens: a ridr map of generation counters: entry k holds the counters
+ *        of ids [64k, 64k + 64), 1, 2 or 4 bytes each (by @gen_bits),
+ *        allocated on the first allocation of an id of the chunk and kept
+ *        until ridr_handles_destroy().
+ * @gen_bits: bits of generation in a handle (immutable after init).
+ * @count: live handles (writer; a snapshot for ridr_handles_count()).
+ * @retired: ids retired because their generation would wrap (writer).
+ *
+ * A handle is ((u64)gen << (64 - @gen_bits)) | id.  Handles are what a
+ * server hands to untrusted clients (sessions, file handles): a stale or
+ * forged one finds nothing, even after its id was reused (ABA-proof),
+ * because an id's counter moves on at every removal and is never reused:
+ * when it would wrap, the id is retired instead.
+ *
+ * Memory: 1.25 / 2.25 / 4.25 bytes per id (@gen_bits <= 8 / <= 16 /
+ * <= 32) for the counters of a chunk in use (80 / 144 / 272 bytes per 64
+ * ids, rcu head included), plus about 0.16 B/id for @gens' nodes where ids
+ * are dense (a 576-byte leaf per 4096 ids, the nodes above, spares); on
+ * top of @map's own cost (9.2 B/id dense).  The counters stay after their
+ * ids are freed.
+ */
+struct ridr_handles {
+	struct ridr map;
+	struct ridr gens;
+	unsigned int gen_bits;
+	unsigned long count;
+	unsigned long retired;
+};
+
+/**
+ * ridr_handles_init() - Initialise an empty handle map (default RCU).
+ * @hs: the handle map.
+ * @gen_bits: generation bits per handle, RIDR_HANDLE_GEN_BITS_MIN to
+ *            RIDR_HANDLE_GEN_BITS_MAX; ids get 64 - @gen_bits bits (all
+ *            of an unsigned long at most).
+ *
+ * Context: Any; @hs not in use.
+ * Return: 0, or -EINVAL (NULL @hs, @gen_bits out of range; @hs untouched).
+ */
+int ridr_handles_init(struct ridr_handles *hs, unsigned int gen_bits);
+
+#if RK_HAVE_FLAVORS
+/**
+ * ridr_handles_init_flavor() - Initialise a handle map with an RCU flavor.
+ * @hs: the handle map.
+ * @gen_bits: as ridr_handles_init().
+ * @flavor: liburcu flavor of its readers (as ridr_init_flavor()).
+ *
+ * Context: Any; @hs not in use.
+ * Return: as ridr_handles_init().
+ */
+int ridr_handles_init_flavor(struct ridr_handles *hs, unsigned int gen_bits,
+			     const rk_rcu_flavor_t *flavor);
+#endif
+
+/**
+ * ridr_handles_destroy() - Free all memory of a handle map.
+ * @hs: the handle map.
+ *
+ * Counters and nodes are freed after a grace period (readers in
+ * ridr_handle_find() stay safe); entries are the caller's.  The map is
+ * empty and reusable (same @gen_bits) on return; generations start again
+ * from 0, so handles issued before must not be presented to it again.
+ *
+ * Context: No concurrent writer (as ridr_destroy()).
+ */
+void ridr_handles_destroy(struct ridr_handles *hs);
+
+/**
+ * ridr_handle_alloc() - Allocate the lowest free id for @ptr; its handle.
+ * @hs: the handle map.
+ * @ptr: entry to publish (not NULL).
+ * @hp: on success, receives the handle: the id's current generation and
+ *      the id.
+ *
+ * The id's generation does not change here: it moved on when the id's
+ * previous entry was removed (ridr_handle_remove()).
+ *
+ * Ordering: publishes @ptr with release semantics (as ridr_alloc()).
+ * Context: Writer; takes and releases the map's lock.  Allocates as
+ * ridr_alloc() (without sleeping under the lock; if that fails, or when
+ * the id needs a new chunk of counters, outside it with RK_GFP_KERNEL,
+ * which may sleep in the kernel, or RK_GFP_ATOMIC with RIDR_ATOMIC).
+ * Return: 0, -EINVAL (NULL @hs, @ptr or @hp), -ENOMEM (map unchanged,
+ * *@hp untouched) or -ENOSPC (every id that fits a handle is allocated
+ * or retired).
+ */
+int ridr_handle_alloc(struct ridr_handles *hs, void *ptr, uint64_t *hp);
+
+/**
+ * ridr_handle_find() - The entry of a live handle.
+ * @hs: the handle map.
+ * @h: a handle, from ridr_handle_alloc() or from anyone (untrusted).
+ *
+ * Two lookups: the id's entry in @hs->map, then (after a read barrier)
+ * the id's generation in @hs->gens.  A handle whose generation is not
+ * the id's current one (removed, then reused or not), or that was never
+ * issued, returns NULL, never another generation's entry.  Concurrent
+ * with ridr_handle_remove() of @h: the entry or NULL.
+ *
+ * Ordering: pairs with the generation store of ridr_handle_remove() and
+ * the release of the next ridr_handle_alloc() of the id: an entry
+ * returned was published for @h's generation; the reader sees every
+ * store to it made before its ridr_handle_alloc().
+ * Context: Caller holds the RCU read lock (ridr_read_lock(&hs->map)); the
+ * result is valid until the unlock unless a reference is taken.
+ * Wait-free; stores nothing.
+ * Return: the entry, or NULL.
+ */
+void *ridr_handle_find(const struct ridr_handles *hs, uint64_t h);
+
+/**
+ * ridr_handle_remove() - Remove the entry of @h if @h is live.
+ * @hs: the handle map.
+ * @h: the handle.
+ * @oldp: if not NULL, receives the entry removed.
+ *
+ * Removes only @h's generation: a stale handle of a reused id leaves the
+ * current entry alone.  The id's generation moves on (its handles go
+ * stale) and the id is free again; if its generation was the last one
+ * (2^gen_bits - 1), the id is retired instead: reserved for ever, so no
+ * generation is ever issued twice for an id.  Readers may still find the
+ * entry until a grace period has passed: free it after one.
+ *
+ * Context: Writer; takes and releases the map's lock.  Never sleeps, never
+ * fails for lack of memory (as ridr_remove()).
+ * Return: 0, -ENOENT (stale or never issued; map unchanged) or -EINVAL
+ * (NULL @hs).
+ */
+int ridr_handle_remove(struct ridr_handles *hs, uint64_t h, void **oldp);
+
+/**
+ * ridr_handle_id() - The id a handle names.
+ * @hs: the handle map.
+ * @h: the handle.
+ *
+ * Context: Any.
+ * Return: the id (possibly beyond any allocated one for a forged @h).
+ */
+static inline unsigned long ridr_handle_id(const struct ridr_handles *hs,
+					   uint64_t h)
+{
+	return (unsigned long)(h & (~0ULL >> hs->gen_bits));
+}
+
+/**
+ * ridr_handle_gen() - The generation a handle carries.
+ * @hs: the handle map.
+ * @h: the handle.
+ *
+ * Context: Any.
+ * Return: the generation.
+ */
+static inline uint32_t ridr_handle_gen(const struct ridr_handles *hs,
+				       uint64_t h)
+{
+	return (uint32_t)(h >> (64 - hs->gen_bits));
+}
+
+/**
+ * ridr_handles_count() - Live handles.
+ * @hs: the handle map.
+ *
+ * Context: Any; a snapshot unless writers are serialized.
+ * Return: the count.
+ */
+unsigned long ridr_handles_count(const struct ridr_handles *hs);
+
+/**
+ * ridr_handles_retired() - Ids retired because their generations ran out.
+ * @hs: the handle map.
+ *
+ * Context: Any; a snapshot unless writers are serialized.
+ * Return: the count.
+ */
+unsigned long ridr_handles_retired(const struct ridr_handles *hs);
+
+/**
+ * ridr_handles_memory() - Bytes held: both maps' objects and the counters.
+ * @hs: the handle map.
+ *
+ * Context: Any; a snapshot unless writers are serialized.
+ * Return: bytes.
+ */
+size_t ridr_handles_memory(const struct ridr_handles *hs);
 
 #ifdef __cplusplus
 }
