@@ -118,22 +118,24 @@ rk_export_symbol(ridr_find_noinline);
  * looked up as a ridr_find() that loaded this root word), then per round
  * one __ridr_slot() per walk, an rk_rcu_dereference() of a slot in the
  * node the walk's previous load returned (R1, R2), and for a bucket
- * __ridr_find_slow() on the word loaded from its slot (R3, R4).  Between
- * a load and the loads that depend on it a walk only parks the value in
- * node[] or word[]: a local copy, like a register spill in ridr_find(),
- * which keeps the address dependency.  rk_prefetch() is a hint: it
- * orders nothing and loads no value the walk uses, so it needs no
- * pairing.  A later round may run long after an earlier one, but inside
+ * __ridr_find_slow() on the word loaded from its slot (R3, R4), after
+ * the leaves' entries.  Between a load and the loads that depend on it a
+ * walk only parks the value in node[] or word[]: a local copy, like a
+ * register spill in ridr_find(), which keeps the address dependency.
+ * rk_prefetch() is a hint: it orders nothing and loads no value the walk
+ * uses, so it needs no pairing.  A later round may run long after an earlier one, but inside
  * the caller's read-side section: every object a walk reached stays
  * intact until it ends (R5).
  */
 static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 				    unsigned int n, void **out)
 {
+	/* Per walk: the full node its next load reads, or NULL once it
+	 * has stopped; the bucket word it stopped at, or NULL.
+	 */
 	const struct ridr_node *node[RIDR_BULK_GROUP];
 	const void *word[RIDR_BULK_GROUP];
-	unsigned char walk[RIDR_BULK_GROUP], slow[RIDR_BULK_GROUP];
-	unsigned int nwalk = 0, nslow = 0, shift, i, j, k, found = 0;
+	unsigned int walks = 0, shift, i, found = 0;
 
 	if (!w || (w & RIDR_KIND_MASK)) {
 		/* Empty map or root bucket: one object for every id. */
@@ -146,47 +148,50 @@ static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 	}
 	shift = __ridr_root_shift(w);
 	for (i = 0; i < n; i++) {
-		out[i] = NULL;
+		word[i] = NULL;
+		node[i] = NULL;
 		if (__ridr_beyond_root(ids[i], shift))
 			continue;
 		node[i] = __ridr_full_node(w);
-		rk_prefetch(&node[i]->slots[ridr_digit(ids[i],
-						       shift / RIDR_SHIFT)]);
-		walk[nwalk++] = (unsigned char)i;
+		walks++;
 	}
 	/* One level per round: load every walk's slot, then prefetch the
 	 * one its next round loads, so that the misses overlap.
 	 */
-	for (; shift && nwalk; shift -= RIDR_SHIFT) {
-		for (j = 0, k = 0; j < nwalk; j++) {
+	for (; shift && walks; shift -= RIDR_SHIFT) {
+		for (i = 0; i < n; i++) {
 			void *s;
 
-			i = walk[j];
+			if (!node[i])
+				continue;
 			s = __ridr_slot(node[i], ids[i], shift);
-			if (__ridr_is_node(s)) {
+			if (likely(__ridr_is_node(s))) {
 				node[i] = s;
-				rk_prefetch(&node[i]->slots[ridr_digit(
-					ids[i], shift / RIDR_SHIFT - 1)]);
-				walk[k++] = (unsigned char)i;
-			} else if (s) {
-				/* A bucket: its header, keys and (if small)
-				 * entries share its first line.
+				rk_prefetch(&node[i]->slots[
+					(ids[i] >> (shift - RIDR_SHIFT)) &
+					(RIDR_SLOTS - 1)]);
+				continue;
+			}
+			node[i] = NULL;
+			walks--;
+			if (s) {
+				/* A bucket: header, keys and (if small)
+				 * entries in its first 64 bytes.
 				 */
 				word[i] = s;
 				rk_prefetch(ridr_to_bucket(s));
-				slow[nslow++] = (unsigned char)i;
+				rk_prefetch((const char *)ridr_to_bucket(s) +
+					    63);
 			}
 		}
-		nwalk = k;
 	}
-	for (j = 0; j < nwalk; j++) {	/* leaves: the entries */
-		i = walk[j];
-		out[i] = __ridr_slot(node[i], ids[i], 0);
-		found += out[i] != NULL;
-	}
-	for (j = 0; j < nslow; j++) {	/* buckets, prefetched by now */
-		i = slow[j];
-		out[i] = __ridr_find_slow(word[i], ids[i], false);
+	for (i = 0; i < n; i++) {
+		if (node[i])		/* a leaf: the entry */
+			out[i] = __ridr_slot(node[i], ids[i], 0);
+		else if (word[i])	/* a bucket, prefetched by now */
+			out[i] = __ridr_find_slow(word[i], ids[i], false);
+		else			/* NULL slot, or beyond the root */
+			out[i] = NULL;
 		found += out[i] != NULL;
 	}
 	return found;
