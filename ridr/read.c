@@ -123,9 +123,9 @@ rk_export_symbol(ridr_find_noinline);
  * walk only parks the value in node[] or word[]: a local copy, like a
  * register spill in ridr_find(), which keeps the address dependency.
  * rk_prefetch() is a hint: it orders nothing and loads no value the walk
- * uses, so it needs no pairing.  A later round may run long after an earlier one, but inside
- * the caller's read-side section: every object a walk reached stays
- * intact until it ends (R5).
+ * uses, so it needs no pairing.  A later round may run long after an
+ * earlier one, but inside the caller's read-side section: every object a
+ * walk reached stays intact until it ends (R5).
  */
 static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 				    unsigned int n, void **out)
