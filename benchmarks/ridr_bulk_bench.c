@@ -254,16 +254,18 @@ int main(int argc, char **argv)
 	if (!j)
 		die("cannot write json");
 	fprintf(j, "{\n  \"benchmark\": \"ridr_bulk\",\n  \"title\": "
-		   "\"random live ids, %lu-id maps, 1 thread\",\n"
-		   "  \"unit\": \"million ids / s\",\n  \"quick\": %s,\n"
+		   "\"random live ids, %lu-id maps, 1 thread (map and "
+		   "batch size)\",\n"
+		   "  \"unit\": \"million ids / s\",\n  \"log\": true,\n"
+		   "  \"quick\": %s,\n"
 		   "  \"rounds\": %d,\n  \"seconds\": %g,\n  \"ids\": %lu,\n"
 		   "  \"l2_bytes\": %ld,\n  \"tree_bytes\": [%zu, %zu],\n"
 		   "  \"groups\": [", n, quick ? "true" : "false", rounds,
 		seconds, n, l2, bytes[0], bytes[1]);
 	for (int sh = 0; sh < NSHAPE; sh++)
 		for (int b = 0; b < NB; b++)
-			fprintf(j, "%s\"%s b%u\"", sh || b ? ", " : "",
-				shape_name[sh], batch[b]);
+			fprintf(j, "%s\"%s %u\"", sh || b ? ", " : "",
+				sh ? "sparse" : "dense", batch[b]);
 	fprintf(j, "],\n  \"series\": [\n");
 	for (int v = 0; v < 2; v++) {
 		fprintf(j, "    {\"name\": \"%s\", \"values\": [",
