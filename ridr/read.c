@@ -142,7 +142,7 @@ static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 		for (i = 0; i < n; i++) {
 			out[i] = __ridr_find_slow((const void *)w, ids[i],
 						  true);
-			found += out[i] != NULL;
+			found += !!out[i];
 		}
 		return found;
 	}
@@ -160,16 +160,18 @@ static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 	 */
 	for (; shift && walks; shift -= RIDR_SHIFT) {
 		for (i = 0; i < n; i++) {
+			unsigned int d;
 			void *s;
 
 			if (!node[i])
 				continue;
 			s = __ridr_slot(node[i], ids[i], shift);
 			if (likely(__ridr_is_node(s))) {
+				/* The slot __ridr_slot() loads next round. */
+				d = (ids[i] >> (shift - RIDR_SHIFT)) &
+				    (RIDR_SLOTS - 1);
 				node[i] = s;
-				rk_prefetch(&node[i]->slots[
-					(ids[i] >> (shift - RIDR_SHIFT)) &
-					(RIDR_SLOTS - 1)]);
+				rk_prefetch(&node[i]->slots[d]);
 				continue;
 			}
 			node[i] = NULL;
@@ -192,7 +194,7 @@ static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 			out[i] = __ridr_find_slow(word[i], ids[i], false);
 		else			/* NULL slot, or beyond the root */
 			out[i] = NULL;
-		found += out[i] != NULL;
+		found += !!out[i];
 	}
 	return found;
 }
