@@ -826,8 +826,10 @@ void *ridr_find_noinline(const struct ridr *map, unsigned long id);
  * ridr_find() of every id, with the walks of up to 16 ids interleaved:
  * each round steps every walk one level down and prefetches what the
  * next round loads, so the cache misses of different ids overlap instead
- * of following one another.  Pays off when the tree is larger than the
- * caches; for a few hot ids a loop of ridr_find() is as fast.
+ * of following one another.  Pays off where lookups end in buckets
+ * (sparse ids) in a tree larger than the caches: about 2x at 16-32 ids
+ * in benchmarks/ridr_bulk_bench.c.  Through dense full nodes, or for a
+ * few hot ids, a loop of ridr_find() does about as well.
  *
  * Ordering: each id is found as by its own ridr_find(), with the same
  * dependent loads: its entry before or after any concurrent change, and
