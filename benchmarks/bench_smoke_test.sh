@@ -25,6 +25,11 @@ python3 benchmarks/plot.py --check-only "$out"/timers.json "$out"/psem.json \
 if "$hist" semop --quick --threads 3 2>/dev/null; then
 	echo "a partial ring was accepted" >&2; exit 1
 fi
+bulk=$4
+"$bulk" --quick --json "$out/bulk.json" >"$out/bulk.md"
+grep -q "^| sparse31 | 32 |" "$out/bulk.md" || { echo "no sparse batch-32 row" >&2; exit 1; }
+python3 benchmarks/plot.py --check-only "$out"/bulk.json
+if "$bulk" --rounds 0 2>/dev/null; then echo "0 rounds accepted" >&2; exit 1; fi
 grep -q '"extra_median"' "$out/lookup_w.json" || { echo "no writer rate" >&2; exit 1; }
 python3 benchmarks/summary.py "$out" | grep -q "find latency vs flat array"
 if "$ridr" lookup 0 2>/dev/null; then echo "0 ids accepted" >&2; exit 1; fi

@@ -44,6 +44,7 @@ WORKLOADS = """## Workloads and the results they mirror
 | `ridr_lookup_N[_writer]` (`ridr_lookup_bench lookup`) | lookups of random live ids, N = 64, 4096, 10^6, with or without a writer churning ids | (the 2008/2011 regressions, in isolation) | global spinlock / rwlock + flat array; rculfhash | ridr |
 | `ridr_churn` (`ridr_lookup_bench churn`) | create/delete churn | Linux 6.1 IDR: ~0.3x a spinlocked flat array (issue 3) | spinlock/rwlock + flat array with a free-id stack; rculfhash | ridr (lowest free id) |
 | `ridr_scaling`, `ridr_memory`, instruction counts | O(height) allocation, bytes per id, cost per find | IDR: ~82 instructions per find at 4096 ids, 9.4 bytes per dense id | flat array, rculfhash | ridr |
+| `ridr_bulk` (`ridr_bulk_bench`) | issue 12: bulk lookup, as DPDK's `rte_hash_lookup_bulk()` (interleaved walks, prefetch) | target: >= 2x at 16-32 ids, tree much larger than L2 | the same ids, `ridr_find()` one by one | `ridr_find_bulk()` |
 | `kbase_memory`, `kbase_lookup`, `kbase_churn`, `kbase_icount` (`ridr_kernel_bench`, `scripts/kbase_icount.sh`) | issue 10: the kernel's own id maps on every axis | upstream rejected a per-process XArray for POSIX timers (2025) over >1 MB for 2048 sparse ids | Linux 6.1 IDR, XArray, maple tree; flat arrays; rculfhash | ridr |
 
 For the writer variants the table "During the same runs" gives the

@@ -103,6 +103,122 @@ void *ridr_find_noinline(const struct ridr *map, unsigned long id)
 rk_export_symbol(ridr_find_noinline);
 
 /*
+ * ridr_find_bulk(): the walks of RIDR_BULK_GROUP ids at a time, stepped
+ * together.  16 keeps enough misses in flight to cover a memory latency
+ * (DPDK's rte_hash bulk lookup works in the same way) while the state
+ * stays a few hundred bytes of stack.
+ */
+#define RIDR_BULK_GROUP 16
+
+/*
+ * One group of at most RIDR_BULK_GROUP ids below the root word @w.
+ *
+ * Ordering: every load is the one ridr_find() makes for that id, through
+ * the same helpers (ridr.h): map->root once for the group (each id is
+ * looked up as a ridr_find() that loaded this root word), then per round
+ * one __ridr_slot() per walk, an rk_rcu_dereference() of a slot in the
+ * node the walk's previous load returned (R1, R2), and for a bucket
+ * __ridr_find_slow() on the word loaded from its slot (R3, R4), after
+ * the leaves' entries.  Between a load and the loads that depend on it a
+ * walk only parks the value in node[] or word[]: a local copy, like a
+ * register spill in ridr_find(), which keeps the address dependency.
+ * rk_prefetch() is a hint: it orders nothing and loads no value the walk
+ * uses, so it needs no pairing.  A later round may run long after an
+ * earlier one, but inside the caller's read-side section: every object a
+ * walk reached stays intact until it ends (R5).
+ */
+static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
+				    unsigned int n, void **out)
+{
+	/* Per walk: the full node its next load reads, or NULL once it
+	 * has stopped; the bucket word it stopped at, or NULL.
+	 */
+	const struct ridr_node *node[RIDR_BULK_GROUP];
+	const void *word[RIDR_BULK_GROUP];
+	unsigned int walks = 0, shift, i, found = 0;
+
+	if (!w || (w & RIDR_KIND_MASK)) {
+		/* Empty map or root bucket: one object for every id. */
+		for (i = 0; i < n; i++) {
+			out[i] = __ridr_find_slow((const void *)w, ids[i],
+						  true);
+			found += !!out[i];
+		}
+		return found;
+	}
+	shift = __ridr_root_shift(w);
+	for (i = 0; i < n; i++) {
+		word[i] = NULL;
+		node[i] = NULL;
+		if (__ridr_beyond_root(ids[i], shift))
+			continue;
+		node[i] = __ridr_full_node(w);
+		walks++;
+	}
+	/* One level per round: load every walk's slot, then prefetch the
+	 * one its next round loads, so that the misses overlap.
+	 */
+	for (; shift && walks; shift -= RIDR_SHIFT) {
+		for (i = 0; i < n; i++) {
+			unsigned int d;
+			void *s;
+
+			if (!node[i])
+				continue;
+			s = __ridr_slot(node[i], ids[i], shift);
+			if (likely(__ridr_is_node(s))) {
+				/* The slot __ridr_slot() loads next round. */
+				d = (ids[i] >> (shift - RIDR_SHIFT)) &
+				    (RIDR_SLOTS - 1);
+				node[i] = s;
+				rk_prefetch(&node[i]->slots[d]);
+				continue;
+			}
+			node[i] = NULL;
+			walks--;
+			if (s) {
+				/* A bucket: header, keys and (if small)
+				 * entries in its first 64 bytes.
+				 */
+				word[i] = s;
+				rk_prefetch(ridr_to_bucket(s));
+				rk_prefetch((const char *)ridr_to_bucket(s) +
+					    63);
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (node[i])		/* a leaf: the entry */
+			out[i] = __ridr_slot(node[i], ids[i], 0);
+		else if (word[i])	/* a bucket, prefetched by now */
+			out[i] = __ridr_find_slow(word[i], ids[i], false);
+		else			/* NULL slot, or beyond the root */
+			out[i] = NULL;
+		found += !!out[i];
+	}
+	return found;
+}
+
+int ridr_find_bulk(const struct ridr *map, const unsigned long *ids,
+		   unsigned int n, void **out)
+{
+	unsigned int done, found = 0;
+
+	if (!map || !ids || !out || n > INT_MAX)
+		return -EINVAL;
+	for (done = 0; done < n; done += RIDR_BULK_GROUP) {
+		unsigned int g = n - done < RIDR_BULK_GROUP ? n - done :
+							      RIDR_BULK_GROUP;
+		/* A fresh root per group: R1, as in ridr_find(). */
+		unsigned long w = (unsigned long)rk_rcu_dereference(map->root);
+
+		found += ridr_find_group(w, ids + done, g, out + done);
+	}
+	return (int)found;
+}
+rk_export_symbol(ridr_find_bulk);
+
+/*
  * First entry of @b with an id in [@lo, @hi] (ids are @lo's bits above
  * kshift | key; @hi may end early, inside the same 2^kshift range);
  * *@idp gets its id.  NULL if none.

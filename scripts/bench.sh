@@ -32,6 +32,7 @@ for n in $sizes; do
 	run "ridr_lookup_${n}_writer" "$BIN/ridr_lookup_bench" lookup "$n" --writer
 done
 run ridr_churn "$BIN/ridr_lookup_bench" churn
+run ridr_bulk "$BIN/ridr_bulk_bench"
 run timer_gettime_storm "$BIN/history_bench" timers
 run ipc_psem "$BIN/history_bench" psem
 run ipc_pmsg "$BIN/history_bench" pmsg

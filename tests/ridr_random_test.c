@@ -17,7 +17,9 @@
  * ridr_store, ridr_remove, ridr_remove_if, ridr_replace, ridr_cmpxchg
  * (right and wrong expected entries), ridr_find under ridr_read_lock,
  * ridr_find_locked, ridr_get_next and ridr_get_next_range (random upper
- * bounds); ridr_for_each and ridr_for_each_fn in the full comparisons.
+ * bounds); ridr_for_each, ridr_for_each_fn and ridr_find_bulk (batches
+ * of model, neighbouring, repeated and random ids, against ridr_find and
+ * the model) in the full comparisons.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -147,6 +149,63 @@ static int count_fn(unsigned long id, void *entry, void *data)
 	return 0;
 }
 
+/*
+ * ridr_find_bulk against ridr_find and the model: batches of 1 to 64 ids
+ * (model ids, their neighbours, repeats, random and far ids), picked by a
+ * PRNG of their own so each seed keeps its operation stream.
+ */
+static void check_bulk(struct ridr *m, const struct model *md, long op)
+{
+	unsigned long ids[64];
+	void *out[65], *one[64];
+	struct rk_prng r;
+
+	rk_prng_seed(&r, 0xb01c ^ (uint64_t)op);
+	for (int round = 0; round < 8; round++) {
+		unsigned int n = 1 + (unsigned int)rk_prng_below(&r, 64);
+		int got, found = 0;
+		long pos;
+
+		for (unsigned int i = 0; i < n; i++) {
+			uint64_t k = rk_prng_below(&r, 6);
+			unsigned long id = md->n ?
+				md->id[rk_prng_below(&r, (uint64_t)md->n)] : 0;
+
+			if (k == 2)
+				id += rk_prng_below(&r, 3) - 1;
+			else if (k == 3 && i)
+				id = ids[rk_prng_below(&r, i)];
+			else if (k == 4)
+				id = rk_prng_next(&r) >> rk_prng_below(&r, 64);
+			else if (k == 5)
+				id = ULONG_MAX - rk_prng_below(&r, 100);
+			ids[i] = id;
+		}
+		out[n] = P(77);
+		ridr_read_lock(m);
+		got = ridr_find_bulk(m, ids, n, out);
+		for (unsigned int i = 0; i < n; i++)
+			one[i] = ridr_find(m, ids[i]);
+		ridr_read_unlock(m);
+		for (unsigned int i = 0; i < n; i++) {
+			void *want = model_has(md, ids[i], &pos) ?
+				     md->entry[pos] : NULL;
+
+			cr_assert_eq(out[i], one[i], "op %ld: bulk of %u, id "
+				     "%lu (index %u): %p, ridr_find %p", op, n,
+				     ids[i], i, out[i], one[i]);
+			cr_assert_eq(out[i], want, "op %ld: bulk of %u, id %lu:"
+				     " %p, model %p", op, n, ids[i], out[i],
+				     want);
+			found += want != NULL;
+		}
+		cr_assert_eq(got, found, "op %ld: bulk of %u returned %d, "
+			     "model %d", op, n, got, found);
+		cr_assert_eq(out[n], P(77), "op %ld: bulk of %u wrote out[n]",
+			     op, n);
+	}
+}
+
 static void check_all(struct ridr *m, const struct model *md, long op)
 {
 	unsigned long id;
@@ -178,6 +237,7 @@ static void check_all(struct ridr *m, const struct model *md, long op)
 	while (i < md->n && !md->entry[i])
 		i++;
 	cr_assert_eq(i, md->n, "op %ld: iteration stopped early", op);
+	check_bulk(m, md, op);
 }
 
 static void run(uint64_t seed, enum idmode mode, bool failures)

@@ -2,10 +2,10 @@
 /*
  * Readers store nothing to shared memory and perform no atomic
  * read-modify-write: the map and every node live in an arena that is
- * made read-only (mprotect) before ridr_find(), ridr_get_next(),
- * ridr_for_each(), ridr_is_empty() and ridr_count() run over every id.
- * Any store, or any atomic RMW (which needs write access even when it
- * fails), would fault and fail the test.
+ * made read-only (mprotect) before ridr_find(), ridr_find_bulk(),
+ * ridr_get_next(), ridr_for_each(), ridr_is_empty() and ridr_count() run
+ * over every id.  Any store, or any atomic RMW (which needs write access
+ * even when it fails), would fault and fail the test.
  */
 #include <criterion/criterion.h>
 #include <limits.h>
@@ -92,6 +92,25 @@ Test(ridr_readonly, readers_never_write_shared_memory, .timeout = 60)
 		cr_assert_eq(ridr_find(m, i), (void *)(i + 1));
 	cr_assert_null(ridr_find(m, 20000));
 	cr_assert_null(ridr_find(m, ULONG_MAX));
+	/* In batches of 37 (groups of 16 and a partial one), the far ids
+	 * (buckets) and the reservation among them; out[] is not shared.
+	 */
+	for (unsigned long i = 0; i < 10000; i += 37) {
+		unsigned long ids[37];
+		void *out[37];
+		int found = 0;
+
+		for (unsigned long k = 0; k < 37; k++)
+			ids[k] = k == 5 ? (k + 1) * 0x0123456789abcUL :
+				 k == 9 ? 20000 : (i + k) % 10000;
+		cr_assert_eq(ridr_find_bulk(m, ids, 37, out), 36,
+			     "all but the reservation found");
+		for (unsigned long k = 0; k < 37; k++)
+			found += out[k] == (k == 5 ? (void *)ids[5] :
+					    k == 9 ? NULL :
+					    (void *)(ids[k] + 1));
+		cr_assert_eq(found, 37, "batch at %lu: wrong entries", i);
+	}
 	ridr_for_each(m, e, id)
 		n++;
 	id = 10000;

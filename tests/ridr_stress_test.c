@@ -10,11 +10,12 @@
  * lookup + ridr_remove_if), and free removed objects after a grace
  * period (poisoned first, so a reader touching one fails the magic check;
  * ASan and TSan builds catch it even when the poison is not seen).
- * Readers look ids up and walk ranges with ridr_get_next() and
- * ridr_for_each_range() under ridr_read_lock() (the map's own flavor),
- * checking inside every object they reach that it is alive and carries
- * the id they looked up, and take and drop a lockref reference (the last
- * put frees after a grace period).  At the end every object created has
+ * Readers look ids up (one by one and in batches with ridr_find_bulk())
+ * and walk ranges with ridr_get_next() and ridr_for_each_range() under
+ * ridr_read_lock() (the map's own flavor), checking inside every object
+ * they reach that it is alive and carries the id they looked up, and
+ * take and drop a lockref reference (the last put frees after a grace
+ * period).  At the end every object created has
  * been freed exactly once and the map holds no memory.
  */
 #include <limits.h>
@@ -44,6 +45,8 @@ struct obj {
  * otherwise never hit, and they are where buckets copy, burst, unshare
  * and collapse. */
 #define HOT 64
+/* Ids per ridr_find_bulk() of a reader: two groups, the second partial. */
+#define BULK 24
 
 struct stress {
 	struct ridr map;
@@ -251,6 +254,32 @@ static void *reader(void *arg)
 				check_obj(o, id);
 				obj_put(o);
 			}
+		}
+		/* A batch (more than one group of ridr_find_bulk()): every
+		 * entry found is alive and carries the id it was found at.
+		 */
+		{
+			unsigned long ids[BULK];
+			void *out[BULK];
+			int got, seen = 0;
+
+			for (int i = 0; i < BULK; i++) {
+				pick = rk_prng_below(&r, 8);
+				ids[i] = pick < 4 ? rk_prng_below(&r, DENSE) :
+					 pick < 7 ? rk_read_once(st.hot[
+						rk_prng_below(&r, HOT)]) :
+					 rk_prng_next(&r);
+			}
+			got = ridr_find_bulk(&st.map, ids, BULK, out);
+			for (int i = 0; i < BULK; i++) {
+				if (!out[i])
+					continue;
+				check_obj(out[i], ids[i]);
+				seen++;
+			}
+			cr_assert_eq(got, seen, "ridr_find_bulk returned %d, "
+				     "%d entries found", got, seen);
+			found += seen;
 		}
 		/* A short ordered walk from a random point. */
 		prev = id;
