@@ -21,7 +21,8 @@ cocci/tests/NN-topic.res (exit 1 on any difference).
 
 The kernel sources are produced mechanically from the portable core
 (ridr/, lockref/) and compat/kernel.h: only #include lines, the include
-guard and C++ linkage blocks are rewritten, and each rewrite is checked to
+guard, C++ linkage blocks and the C++-only RK_POSITIONAL_INIT initializer
+variants (the #else branch is kept) are rewritten, and each rewrite is checked to
 have happened exactly as expected, so a core change that the rules do not
 cover stops the generator instead of producing a wrong patch.  The
 conversions of existing kernel code (ipc, posix-timers) are Coccinelle
@@ -171,6 +172,19 @@ def core_to_kernel(text, name, includes, guard=None):
     if guard:
         old, new = guard
         text = sub_exact(text, old, new, 3, name)
+    # Userspace C++ (before C++20) variants of static initializers
+    # (compat/user.h defines RK_POSITIONAL_INIT, the kernel never does):
+    # keep the #else branch.  Blocks hold no nested conditional.
+    def positional(m):
+        if re.search(r'^#\s*(if|else|elif|endif)', m.group(1) + m.group(2),
+                     re.M):
+            raise Refuse(1, f"{name}: nested conditional in an "
+                            "RK_POSITIONAL_INIT block")
+        return m.group(2)
+    text = re.sub(r'^#ifdef RK_POSITIONAL_INIT\n(.*?)^#else\n(.*?)^#endif\n',
+                  positional, text, flags=re.M | re.S)
+    if "RK_POSITIONAL_INIT" in text:
+        raise Refuse(1, f"{name}: unexpected RK_POSITIONAL_INIT use")
     return text
 
 

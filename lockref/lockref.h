@@ -61,20 +61,30 @@
 extern "C" {
 #endif
 
+/*
+ * The lock and count first in the union, so that a positional
+ * initializer (C++ before C++20, below) initializes them.  __extension__:
+ * anonymous structs are C11 but a GNU extension in C++ (-pedantic).
+ */
 struct lockref {
 	union {
-#if RK_USE_CMPXCHG_LOCKREF
-		rk_aligned_u64 lock_count;
-#endif
-		struct {
+		__extension__ struct {
 			rk_spinlock_t lock;
 			int count;
 		};
+#if RK_USE_CMPXCHG_LOCKREF
+		rk_aligned_u64 lock_count;
+#endif
 	};
 };
 
-/* Static initializer: unlocked, count @cnt. */
+/* Static initializer: unlocked, count @cnt.  C++ before C++20 has no
+ * designated initializers: positional there (same value). */
+#if defined(__cplusplus) && __cplusplus < 202002L
+#define LOCKREF_INIT(cnt) { { { RK_SPINLOCK_INIT, (cnt) } } }
+#else
 #define LOCKREF_INIT(cnt) { .lock = RK_SPINLOCK_INIT, .count = (cnt) }
+#endif
 
 /**
  * lockref_init() - Initialise a lockref: unlocked, count @count.
