@@ -234,6 +234,10 @@ typedef uint64_t rk_aligned_u64 __attribute__((aligned(8)));
 #define RK_USE_CMPXCHG_LOCKREF 1
 #endif
 
+/* lockref/lockref.h: inline the fast paths of lockref's operations, with
+ * out-of-line slow paths (kernel: the out-of-line lib/lockref.c). */
+#define RK_LOCKREF_INLINE 1
+
 /* ------------------------------------------------------------------ */
 /* Spinlock                                                            */
 

@@ -21,8 +21,10 @@ cocci/tests/NN-topic.res (exit 1 on any difference).
 
 The kernel sources are produced mechanically from the portable core
 (ridr/, lockref/) and compat/kernel.h: only #include lines, the include
-guard, C++ linkage blocks and the C++-only RK_POSITIONAL_INIT initializer
-variants (the #else branch is kept) are rewritten, and each rewrite is checked to
+guard, C++ linkage blocks, the C++-only RK_POSITIONAL_INIT initializer
+variants (the #else branch is kept) and lockref.c's userspace-only parts
+(RK_LOCKREF_IMPL, the RK_LOCKREF_INLINE slow paths) are rewritten, and each
+rewrite is checked to
 have happened exactly as expected, so a core change that the rules do not
 cover stops the generator instead of producing a wrong patch.  The
 conversions of existing kernel code (ipc, posix-timers) are Coccinelle
@@ -325,10 +327,30 @@ def patch1(files, tree):
         "obj-$(CONFIG_TEST_RIDR) += test_ridr.o\n", "lib/Makefile")
 
 
-def patch2(files, tree):
-    tree["lib/lockref.c"] = core_to_kernel(
-        core("lockref/lockref.c"), "lockref/lockref.c",
+# lockref/lockref.c's userspace-only parts: the define that selects its
+# out-of-line functions over lockref.h's inline fast paths, and the slow
+# paths those call (the kernel has neither: no inline fast path).
+LOCKREF_IMPL_DEFINE = ("#define RK_LOCKREF_IMPL\t/* the out-of-line functions, "
+                       "not lockref.h's inline ones */\n")
+LOCKREF_USER_BLOCK = re.compile(
+    r'\n#ifdef RK_LOCKREF_INLINE\n.*?^#endif /\* RK_LOCKREF_INLINE \*/\n',
+    re.M | re.S)
+
+
+def lockref_c():
+    text = core("lockref/lockref.c")
+    text = sub_exact(text, LOCKREF_IMPL_DEFINE, "", 1, "lockref/lockref.c")
+    text, n = LOCKREF_USER_BLOCK.subn("", text)
+    if n != 1 or "RK_LOCKREF" in text:
+        raise Refuse(1, "lockref/lockref.c: expected one RK_LOCKREF_INLINE "
+                        "block and no other RK_LOCKREF_* use")
+    return core_to_kernel(
+        text, "lockref/lockref.c",
         ['#include "lockref/lockref.h"', '#include "compat/compat.h"'])
+
+
+def patch2(files, tree):
+    tree["lib/lockref.c"] = lockref_c()
     tree["include/linux/lockref.h"] = insert_after(
         tree["include/linux/lockref.h"],
         "extern int lockref_get_not_dead(struct lockref *);\n",
