@@ -88,7 +88,7 @@ check_install_staged() {
 		test "$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --modversion $lib)" = "$version"
 	done
 	test "$(ar t "$L/libridr.a" | sort | tr '\n' ' ')" = \
-		"bucket.pic.o mem.pic.o read.pic.o user.pic.o write.pic.o "
+		"bucket.pic.o ida.pic.o mem.pic.o read.pic.o user.pic.o write.pic.o "
 	test "$(ar t "$L/liblockref.a")" = lockref.pic.o
 	# liblockref.so takes the runtime from libridr.so, and says so.
 	objdump -p "$L/liblockref.so.$version" | grep -q "NEEDED *libridr.so.$major"
