@@ -94,6 +94,14 @@ extern char rk_tsan_gp_token;
 #define rk_tsan_acquire(addr) do { } while (0)
 #endif
 
+/* C++ before C++20 has no designated initializers (a GNU extension
+ * there, an error under -pedantic): the core's static initializers
+ * (RIDR_INIT, RIDR_PRELOAD_INIT, RIDR_IDA_INIT) are then positional,
+ * with the same values.  The kernel side never defines it. */
+#if defined(__cplusplus) && __cplusplus < 202002L
+#define RK_POSITIONAL_INIT 1
+#endif
+
 /* Bits in an unsigned long (the kernel side says why this is not
  * CHAR_BIT there). */
 #define RK_BITS_PER_LONG (sizeof(unsigned long) * CHAR_BIT)
@@ -225,6 +233,10 @@ typedef uint64_t rk_aligned_u64 __attribute__((aligned(8)));
 #else
 #define RK_USE_CMPXCHG_LOCKREF 1
 #endif
+
+/* lockref/lockref.h: inline the fast paths of lockref's operations, with
+ * out-of-line slow paths (kernel: the out-of-line lib/lockref.c). */
+#define RK_LOCKREF_INLINE 1
 
 /* ------------------------------------------------------------------ */
 /* Spinlock                                                            */

@@ -21,7 +21,10 @@ cocci/tests/NN-topic.res (exit 1 on any difference).
 
 The kernel sources are produced mechanically from the portable core
 (ridr/, lockref/) and compat/kernel.h: only #include lines, the include
-guard and C++ linkage blocks are rewritten, and each rewrite is checked to
+guard, C++ linkage blocks, the C++-only RK_POSITIONAL_INIT initializer
+variants (the #else branch is kept) and lockref.c's userspace-only parts
+(RK_LOCKREF_IMPL, the RK_LOCKREF_INLINE slow paths) are rewritten, and each
+rewrite is checked to
 have happened exactly as expected, so a core change that the rules do not
 cover stops the generator instead of producing a wrong patch.  The
 conversions of existing kernel code (ipc, posix-timers) are Coccinelle
@@ -171,6 +174,19 @@ def core_to_kernel(text, name, includes, guard=None):
     if guard:
         old, new = guard
         text = sub_exact(text, old, new, 3, name)
+    # Userspace C++ (before C++20) variants of static initializers
+    # (compat/user.h defines RK_POSITIONAL_INIT, the kernel never does):
+    # keep the #else branch.  Blocks hold no nested conditional.
+    def positional(m):
+        if re.search(r'^#\s*(if|else|elif|endif)', m.group(1) + m.group(2),
+                     re.M):
+            raise Refuse(1, f"{name}: nested conditional in an "
+                            "RK_POSITIONAL_INIT block")
+        return m.group(2)
+    text = re.sub(r'^#ifdef RK_POSITIONAL_INIT\n(.*?)^#else\n(.*?)^#endif\n',
+                  positional, text, flags=re.M | re.S)
+    if "RK_POSITIONAL_INIT" in text:
+        raise Refuse(1, f"{name}: unexpected RK_POSITIONAL_INIT use")
     return text
 
 
@@ -311,10 +327,30 @@ def patch1(files, tree):
         "obj-$(CONFIG_TEST_RIDR) += test_ridr.o\n", "lib/Makefile")
 
 
-def patch2(files, tree):
-    tree["lib/lockref.c"] = core_to_kernel(
-        core("lockref/lockref.c"), "lockref/lockref.c",
+# lockref/lockref.c's userspace-only parts: the define that selects its
+# out-of-line functions over lockref.h's inline fast paths, and the slow
+# paths those call (the kernel has neither: no inline fast path).
+LOCKREF_IMPL_DEFINE = ("#define RK_LOCKREF_IMPL\t/* the out-of-line functions, "
+                       "not lockref.h's inline ones */\n")
+LOCKREF_USER_BLOCK = re.compile(
+    r'\n#ifdef RK_LOCKREF_INLINE\n.*?^#endif /\* RK_LOCKREF_INLINE \*/\n',
+    re.M | re.S)
+
+
+def lockref_c():
+    text = core("lockref/lockref.c")
+    text = sub_exact(text, LOCKREF_IMPL_DEFINE, "", 1, "lockref/lockref.c")
+    text, n = LOCKREF_USER_BLOCK.subn("", text)
+    if n != 1 or "RK_LOCKREF" in text:
+        raise Refuse(1, "lockref/lockref.c: expected one RK_LOCKREF_INLINE "
+                        "block and no other RK_LOCKREF_* use")
+    return core_to_kernel(
+        text, "lockref/lockref.c",
         ['#include "lockref/lockref.h"', '#include "compat/compat.h"'])
+
+
+def patch2(files, tree):
+    tree["lib/lockref.c"] = lockref_c()
     tree["include/linux/lockref.h"] = insert_after(
         tree["include/linux/lockref.h"],
         "extern int lockref_get_not_dead(struct lockref *);\n",

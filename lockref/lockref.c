@@ -20,6 +20,7 @@
  *    data race in C11 terms (ThreadSanitizer reports it).  Single-copy
  *    atomic accesses cost nothing extra.
  */
+#define RK_LOCKREF_IMPL	/* the out-of-line functions, not lockref.h's inline ones */
 #include "lockref/lockref.h"
 
 #include "compat/compat.h"
@@ -216,3 +217,144 @@ int lockref_get_not_dead(struct lockref *lockref)
 	return retval;
 }
 rk_export_symbol(lockref_get_not_dead);
+
+#ifdef RK_LOCKREF_INLINE
+/*
+ * Userspace: the slow paths of lockref.h's inline fast paths (the kernel
+ * generator drops this block; the kernel has no inline fast path).  Each
+ * continues the function it is named after from the word @old the inline
+ * attempt last saw: at most 99 more cmpxchg attempts (the inline one was
+ * the first of the 100), then the same locked path as above, with the
+ * same orderings (guarantees 1-3 at the top of this file).  If the inline
+ * attempt saw the lock held, or its count test sent it to the lock, @old
+ * still shows that, so no further attempt is made, as in the loop above.
+ */
+#if RK_USE_CMPXCHG_LOCKREF
+#define CMPXCHG_LOOP_FROM(CMPXCHG, CODE, SUCCESS)                            \
+	do {                                                                 \
+		int retry = 99;                                              \
+		while (likely(rk_spin_value_unlocked(old.lock))) {           \
+			struct lockref new = old;                            \
+			CODE                                                 \
+			if (likely(CMPXCHG(&lockref->lock_count,             \
+					   &old.lock_count,                  \
+					   new.lock_count))) {               \
+				SUCCESS;                                     \
+			}                                                    \
+			if (!--retry)                                        \
+				break;                                       \
+		}                                                            \
+	} while (0)
+#else
+#define CMPXCHG_LOOP_FROM(CMPXCHG, CODE, SUCCESS) do { (void)old; } while (0)
+#endif
+
+void lockref_get_slowpath(struct lockref *lockref, struct lockref old)
+{
+	CMPXCHG_LOOP_FROM(rk_try_cmpxchg64_relaxed,
+		new.count = lockref_inc(new.count);
+	,
+		return;
+	);
+
+	rk_spin_lock(&lockref->lock);
+	rk_write_once(lockref->count, lockref_inc(rk_read_once(lockref->count)));
+	rk_spin_unlock(&lockref->lock);
+}
+
+int lockref_get_not_zero_slowpath(struct lockref *lockref, struct lockref old)
+{
+	int retval;
+
+	CMPXCHG_LOOP_FROM(rk_try_cmpxchg64_relaxed,
+		new.count = lockref_inc(new.count);
+		if (old.count <= 0)
+			return 0;
+	,
+		return 1;
+	);
+
+	rk_spin_lock(&lockref->lock);
+	retval = 0;
+	if (rk_read_once(lockref->count) > 0) {
+		rk_write_once(lockref->count, lockref_inc(rk_read_once(lockref->count)));
+		retval = 1;
+	}
+	rk_spin_unlock(&lockref->lock);
+	return retval;
+}
+
+int lockref_put_not_zero_slowpath(struct lockref *lockref, struct lockref old)
+{
+	int retval;
+
+	CMPXCHG_LOOP_FROM(rk_try_cmpxchg64_release,
+		new.count = lockref_dec(new.count);
+		if (old.count <= 1)
+			return 0;
+	,
+		return 1;
+	);
+
+	rk_spin_lock(&lockref->lock);
+	retval = 0;
+	if (rk_read_once(lockref->count) > 1) {
+		rk_write_once(lockref->count, lockref_dec(rk_read_once(lockref->count)));
+		retval = 1;
+	}
+	rk_spin_unlock(&lockref->lock);
+	return retval;
+}
+
+int lockref_put_return_slowpath(struct lockref *lockref, struct lockref old)
+{
+	CMPXCHG_LOOP_FROM(rk_try_cmpxchg64,
+		new.count = lockref_dec(new.count);
+		if (old.count <= 0)
+			return -1;
+	,
+		return new.count;
+	);
+	return -1;
+}
+
+int lockref_put_or_lock_slowpath(struct lockref *lockref, struct lockref old)
+{
+	CMPXCHG_LOOP_FROM(rk_try_cmpxchg64_release,
+		new.count = lockref_dec(new.count);
+		if (old.count <= 1)
+			break;
+	,
+		return 1;
+	);
+
+	rk_spin_lock(&lockref->lock);
+	if (rk_read_once(lockref->count) <= 1)
+		return 0;	/* lock stays held: the caller decides */
+	rk_write_once(lockref->count, lockref_dec(rk_read_once(lockref->count)));
+	rk_spin_unlock(&lockref->lock);
+	return 1;
+}
+
+int lockref_get_not_dead_slowpath(struct lockref *lockref, struct lockref old)
+{
+	int retval;
+
+	CMPXCHG_LOOP_FROM(rk_try_cmpxchg64_relaxed,
+		new.count = lockref_inc(new.count);
+		if (old.count < 0)
+			return 0;
+	,
+		return 1;
+	);
+
+	rk_spin_lock(&lockref->lock);
+	retval = 0;
+	if (rk_read_once(lockref->count) >= 0) {
+		rk_write_once(lockref->count, lockref_inc(rk_read_once(lockref->count)));
+		retval = 1;
+	}
+	rk_spin_unlock(&lockref->lock);
+	return retval;
+}
+#endif /* RK_LOCKREF_INLINE */

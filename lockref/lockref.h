@@ -19,7 +19,8 @@
  * changes a count while the lock is held: a lock holder sees a stable
  * count.  A build without 64-bit cmpxchg (RK_USE_CMPXCHG_LOCKREF == 0)
  * takes the lock for every operation, and lockref_put_return() always
- * fails there, exactly as in the kernel.
+ * fails there, exactly as in the kernel.  In userspace the first attempt
+ * is inlined into the caller (see "Userspace: inline fast paths" below).
  *
  * Memory ordering (stronger than Linux 6.1, which uses relaxed cmpxchg
  * everywhere; identical machine code on x86):
@@ -61,20 +62,30 @@
 extern "C" {
 #endif
 
+/*
+ * The lock and count first in the union, so that a positional
+ * initializer (C++ before C++20, below) initializes them.  __extension__:
+ * anonymous structs are C11 but a GNU extension in C++ (-pedantic).
+ */
 struct lockref {
 	union {
-#if RK_USE_CMPXCHG_LOCKREF
-		rk_aligned_u64 lock_count;
-#endif
-		struct {
+		__extension__ struct {
 			rk_spinlock_t lock;
 			int count;
 		};
+#if RK_USE_CMPXCHG_LOCKREF
+		rk_aligned_u64 lock_count;
+#endif
 	};
 };
 
-/* Static initializer: unlocked, count @cnt. */
+/* Static initializer: unlocked, count @cnt.  C++ before C++20 has no
+ * designated initializers: positional there (same value). */
+#if defined(__cplusplus) && __cplusplus < 202002L
+#define LOCKREF_INIT(cnt) { { { RK_SPINLOCK_INIT, (cnt) } } }
+#else
 #define LOCKREF_INIT(cnt) { .lock = RK_SPINLOCK_INIT, .count = (cnt) }
+#endif
 
 /**
  * lockref_init() - Initialise a lockref: unlocked, count @count.
@@ -185,6 +196,171 @@ void lockref_mark_dead(struct lockref *lockref);
  * Return: 1 if the count was >= 0 and was incremented, 0 if dead.
  */
 int lockref_get_not_dead(struct lockref *lockref);
+
+/*
+ * Userspace: inline fast paths.
+ *
+ * compat/user.h defines RK_LOCKREF_INLINE (compat/kernel.h does not: the
+ * kernel build keeps lib/lockref.c's out-of-line functions, and its own
+ * <linux/lockref.h>).  There, when the lockref has a 64-bit cmpxchg, each
+ * operation above is also defined here as a GNU inline function: one
+ * relaxed load of the word and, if the lock half reads unlocked, one
+ * cmpxchg, inlined into the caller (always_inline: at -O0 too, so the
+ * tests exercise these paths in every configuration).  Every other case
+ * (lock seen held, the count test failing into the lock, a lost race)
+ * continues out of line in lockref_*_slowpath() with the word the fast
+ * path last saw, which retries at most 99 more times and then takes the
+ * lock: the same 100 attempts, the same results, as the out-of-line
+ * function.  gnu_inline: the definition is only for inlining; the
+ * exported functions of the same name stay the library's (ABI, function
+ * pointers, programs built with older headers).  lockref.c defines
+ * RK_LOCKREF_IMPL: it defines the out-of-line functions themselves.
+ *
+ * Ordering: exactly the out-of-line functions' (see the DOC block):
+ * relaxed cmpxchg for increments, release for put_not_zero and
+ * put_or_lock, fully ordered for put_return; the initial load is relaxed
+ * because the cmpxchg revalidates the whole word, and a failed cmpxchg
+ * orders nothing.
+ */
+#if defined(RK_LOCKREF_INLINE) && !defined(RK_LOCKREF_IMPL) && \
+	RK_USE_CMPXCHG_LOCKREF
+#define RK_LOCKREF_FASTPATH_INLINE 1
+#else
+#define RK_LOCKREF_FASTPATH_INLINE 0
+#endif
+
+#ifdef RK_LOCKREF_INLINE
+/*
+ * lockref_*_slowpath() - The rest of lockref_*() after the inline attempt.
+ * @lockref: the lockref.
+ * @old: the word the inline fast path last read (after a failed cmpxchg,
+ *       the value that cmpxchg loaded).
+ *
+ * For the inline fast paths only (userspace); exported because consumers
+ * inline the callers.  Context and Return: those of the function named.
+ */
+void lockref_get_slowpath(struct lockref *lockref, struct lockref old);
+int lockref_get_not_zero_slowpath(struct lockref *lockref,
+				  struct lockref old);
+int lockref_put_not_zero_slowpath(struct lockref *lockref,
+				  struct lockref old);
+int lockref_put_return_slowpath(struct lockref *lockref, struct lockref old);
+int lockref_put_or_lock_slowpath(struct lockref *lockref, struct lockref old);
+int lockref_get_not_dead_slowpath(struct lockref *lockref,
+				  struct lockref old);
+#endif
+
+#if RK_LOCKREF_FASTPATH_INLINE
+#define RK_LOCKREF_FAST_ \
+	extern inline __attribute__((gnu_inline, always_inline))
+
+/* The fast-path attempt shared by the functions below: on a private copy
+ * @upd of the word @old read while unlocked, STEP computes the new count
+ * (it may return or jump to the slow path first); the cmpxchg installs
+ * it; @cur_, the cmpxchg's expected value, is a scalar so that it stays
+ * in a register (2 instructions a pair fewer than the struct), and @old
+ * takes the value a failed cmpxchg loaded.  Wrapping arithmetic in
+ * unsigned, as lockref.c's. */
+#define RK_LOCKREF_TRY_(CMPXCHG, STEP, SUCCESS)                              \
+	do {                                                                 \
+		struct lockref upd;                                          \
+		uint64_t cur_ = rk_read_once(lockref->lock_count);           \
+		old.lock_count = cur_;                                       \
+		if (likely(rk_spin_value_unlocked(old.lock))) {              \
+			upd = old;                                           \
+			STEP                                                 \
+			if (likely(CMPXCHG(&lockref->lock_count, &cur_,      \
+					   upd.lock_count)))                 \
+				SUCCESS;                                     \
+			old.lock_count = cur_;                               \
+		}                                                            \
+	} while (0)
+#define RK_LOCKREF_INC_(c) ((int)((unsigned int)(c) + 1u))
+#define RK_LOCKREF_DEC_(c) ((int)((unsigned int)(c) - 1u))
+
+RK_LOCKREF_FAST_ void lockref_get(struct lockref *lockref)
+{
+	struct lockref old;
+
+	RK_LOCKREF_TRY_(rk_try_cmpxchg64_relaxed,
+		upd.count = RK_LOCKREF_INC_(upd.count);
+	,
+		return);
+	lockref_get_slowpath(lockref, old);
+}
+
+RK_LOCKREF_FAST_ int lockref_get_not_zero(struct lockref *lockref)
+{
+	struct lockref old;
+
+	RK_LOCKREF_TRY_(rk_try_cmpxchg64_relaxed,
+		if (old.count <= 0)
+			return 0;
+		upd.count = RK_LOCKREF_INC_(upd.count);
+	,
+		return 1);
+	return lockref_get_not_zero_slowpath(lockref, old);
+}
+
+RK_LOCKREF_FAST_ int lockref_put_not_zero(struct lockref *lockref)
+{
+	struct lockref old;
+
+	RK_LOCKREF_TRY_(rk_try_cmpxchg64_release,
+		if (old.count <= 1)
+			return 0;
+		upd.count = RK_LOCKREF_DEC_(upd.count);
+	,
+		return 1);
+	return lockref_put_not_zero_slowpath(lockref, old);
+}
+
+RK_LOCKREF_FAST_ int lockref_put_return(struct lockref *lockref)
+{
+	struct lockref old;
+
+	RK_LOCKREF_TRY_(rk_try_cmpxchg64,
+		if (old.count <= 0)
+			return -1;
+		upd.count = RK_LOCKREF_DEC_(upd.count);
+	,
+		return upd.count);
+	return lockref_put_return_slowpath(lockref, old);
+}
+
+RK_LOCKREF_FAST_ int lockref_put_or_lock(struct lockref *lockref)
+{
+	struct lockref old;
+
+	/* count <= 1: the slow path sees the same word and takes the lock
+	 * without a further attempt, as the out-of-line loop's break. */
+	RK_LOCKREF_TRY_(rk_try_cmpxchg64_release,
+		if (old.count <= 1)
+			break;
+		upd.count = RK_LOCKREF_DEC_(upd.count);
+	,
+		return 1);
+	return lockref_put_or_lock_slowpath(lockref, old);
+}
+
+RK_LOCKREF_FAST_ int lockref_get_not_dead(struct lockref *lockref)
+{
+	struct lockref old;
+
+	RK_LOCKREF_TRY_(rk_try_cmpxchg64_relaxed,
+		if (old.count < 0)
+			return 0;
+		upd.count = RK_LOCKREF_INC_(upd.count);
+	,
+		return 1);
+	return lockref_get_not_dead_slowpath(lockref, old);
+}
+
+#undef RK_LOCKREF_FAST_
+#undef RK_LOCKREF_TRY_
+#undef RK_LOCKREF_INC_
+#undef RK_LOCKREF_DEC_
+#endif /* RK_LOCKREF_FASTPATH_INLINE */
 
 /**
  * __lockref_is_dead() - Whether the lockref is dead.

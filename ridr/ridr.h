@@ -188,11 +188,22 @@ struct ridr {
 #else
 #define RIDR_INIT_FLAVOR_
 #endif
+#ifdef RK_POSITIONAL_INIT
+/* C++ before C++20 (userspace only: compat/user.h, which has flavors):
+ * no designators, the same values.  The kernel generator keeps only the
+ * #else branches of these blocks. */
+#define RIDR_INIT                                                         \
+	{ NULL, RK_RCU_DEFAULT_FLAVOR, { 0 },                             \
+	  RK_SPINLOCK_INIT, RK_SPINLOCK_INIT,                             \
+	  -1, 0, 0, 0, 0,                                                 \
+	  0, NULL, 0 }
+#else
 #define RIDR_INIT                                                         \
 	{ .root = NULL, RIDR_INIT_FLAVOR_ .reader_pad = { 0 },            \
 	  .lock = RK_SPINLOCK_INIT, .spare_lock = RK_SPINLOCK_INIT,       \
 	  .keep_level = -1, .flags = 0, .next = 0, .count = 0, .bytes = 0, \
 	  .keep_id = 0, .spare = NULL, .nspare = 0 }
+#endif
 #define DEFINE_RIDR(name) struct ridr name = RIDR_INIT
 
 /**
@@ -211,7 +222,11 @@ struct ridr_preload {
 	struct ridr *map;
 	struct ridr_node *nodes[RIDR_PRELOAD_MAX];
 };
+#ifdef RK_POSITIONAL_INIT
+#define RIDR_PRELOAD_INIT { 0, NULL, { NULL } }
+#else
 #define RIDR_PRELOAD_INIT { .nr = 0, .map = NULL, .nodes = { NULL } }
+#endif
 
 /* Flags of ridr_set_flags(). */
 /* Charge the map's objects to the memory cgroup of the task that
@@ -997,7 +1012,11 @@ struct ridr_ida {
 	unsigned long count;
 };
 
+#ifdef RK_POSITIONAL_INIT
+#define RIDR_IDA_INIT { RIDR_INIT, 0 }
+#else
 #define RIDR_IDA_INIT { .map = RIDR_INIT, .count = 0 }
+#endif
 #define DEFINE_RIDR_IDA(name) struct ridr_ida name = RIDR_IDA_INIT
 
 /**

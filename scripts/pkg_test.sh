@@ -23,7 +23,8 @@
 #                    object in it nor in libridr.so/.a, and do find lockref
 #                    in liblockref and in a program linking both
 #  headers_alone     each installed header compiles on its own as C11,
-#                    gnu11, C++11 and C++17 with -Wall -Wextra -Werror
+#                    gnu11, C++11, 14, 17, 20 and 23 (-pedantic in C++)
+#                    with -Wall -Wextra -Werror
 #  static_link       the C program linked against libridr.a + liblockref.a
 #  symbols           nm -D of each installed .so: exactly its API; the
 #                    archives define no other global
@@ -234,8 +235,8 @@ check_headers_alone() {
 		for std in c11 gnu11; do
 			cc -std=$std -Wall -Wextra -Werror $(pc --cflags ridr) -c alone.c -o alone.o
 		done
-		for std in c++11 c++17; do
-			c++ -std=$std -Wall -Wextra -Werror $(pc --cflags ridr) -c alone.cc -o alone.o
+		for std in c++11 c++14 c++17 c++20 c++2b; do
+			c++ -std=$std -Wall -Wextra -pedantic -Werror $(pc --cflags ridr) -c alone.cc -o alone.o
 		done
 		echo "$h: ok"
 	done

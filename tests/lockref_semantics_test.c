@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lockref/lockref.h"
@@ -150,6 +151,76 @@ Test(lockref_semantics, put_or_lock_returns_locked_at_one_or_less)
 			  "count %d: lock must be held on return 0", counts[i]);
 		EXPECT_COUNT(l, counts[i]);
 		lockref_unlock(&l);
+	}
+}
+
+/*
+ * In userspace the header inlines each operation's first attempt
+ * (RK_LOCKREF_INLINE); the library still exports the out-of-line
+ * functions, which a function pointer (or a program built with older
+ * headers) reaches.  Both must give the same result, count and lock
+ * state from every starting count, including the ones that send the
+ * inline path to its slow path (dead, zero, one).
+ */
+typedef int (*lockref_op)(struct lockref *);
+
+static int do_get(struct lockref *l)
+{
+	lockref_get(l);
+	return 0;
+}
+
+static void (*volatile ool_get)(struct lockref *) = lockref_get;
+static int ool_do_get(struct lockref *l)
+{
+	ool_get(l);
+	return 0;
+}
+
+static int op_get_not_zero(struct lockref *l) { return lockref_get_not_zero(l); }
+static int op_put_not_zero(struct lockref *l) { return lockref_put_not_zero(l); }
+static int op_put_return(struct lockref *l) { return lockref_put_return(l); }
+static int op_put_or_lock(struct lockref *l) { return lockref_put_or_lock(l); }
+static int op_get_not_dead(struct lockref *l) { return lockref_get_not_dead(l); }
+
+Test(lockref_semantics, inline_and_out_of_line_functions_agree)
+{
+	static const struct {
+		const char *name;
+		lockref_op inl;
+		lockref_op ool;	/* the exported function, through a pointer */
+	} ops[] = {
+		{ "get", do_get, ool_do_get },
+		{ "get_not_zero", op_get_not_zero, lockref_get_not_zero },
+		{ "put_not_zero", op_put_not_zero, lockref_put_not_zero },
+		{ "put_return", op_put_return, lockref_put_return },
+		{ "put_or_lock", op_put_or_lock, lockref_put_or_lock },
+		{ "get_not_dead", op_get_not_dead, lockref_get_not_dead },
+	};
+	static const int counts[] = { -128, -1, 0, 1, 2, 7, INT_MAX };
+
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+		for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+			lockref_op volatile ool = ops[o].ool;
+			struct lockref a = make(counts[c]);
+			struct lockref b = make(counts[c]);
+			int ra, rb;
+
+			if (!strcmp(ops[o].name, "get") && counts[c] <= 0)
+				continue;	/* get needs a reference */
+			ra = ops[o].inl(&a);
+			rb = ool(&b);
+			cr_expect_eq(ra, rb, "%s from %d: inline returned %d, "
+				     "out of line %d", ops[o].name, counts[c],
+				     ra, rb);
+			cr_expect_eq(a.count, b.count, "%s from %d: inline left "
+				     "%d, out of line %d", ops[o].name,
+				     counts[c], a.count, b.count);
+			cr_expect_eq(rk_spin_is_locked(&a.lock),
+				     rk_spin_is_locked(&b.lock),
+				     "%s from %d: lock state differs",
+				     ops[o].name, counts[c]);
+		}
 	}
 }
 

@@ -238,7 +238,7 @@ T(dense_ids_cost_bits_not_slots, .timeout = 120)
 {
 	struct ridr_ida ida;
 	const unsigned long n = 1000000;
-	double per_id;
+	double per_id, bound;
 
 	ridr_ida_init(&ida);
 	for (unsigned long i = 0; i < n; i++)
@@ -247,9 +247,14 @@ T(dense_ids_cost_bits_not_slots, .timeout = 120)
 	fprintf(stderr, "IDA, %lu dense ids: %zu bytes, %.4f bytes per id "
 		    "(kernel IDA: 0.134)\n", n, ridr_ida_memory(&ida), per_id);
 	/* 245 chunks of 528 bytes, one full leaf per 32 chunks and the
-	 * nodes above: 0.133 + what the last, partial chunk adds.
+	 * nodes above: 0.133 + what the last, partial chunk adds.  A chunk's
+	 * 16-byte header shares a union with its rcu head, which is larger
+	 * in the ThreadSanitizer build (24 bytes): add the difference.
 	 */
-	cr_expect_leq(per_id, 0.135, "%.4f bytes per dense id", per_id);
+	bound = 0.135 + (double)(sizeof(struct rk_rcu_head) > 16 ?
+				 sizeof(struct rk_rcu_head) - 16 : 0) *
+			(n / RIDR_IDA_BITS + 1) / (double)n;
+	cr_expect_leq(per_id, bound, "%.4f bytes per dense id", per_id);
 	cr_expect_eq(ridr_ida_count(&ida), n);
 	/* Free every other id: still bits (a chunk stays). */
 	for (unsigned long i = 0; i < n; i += 2)
