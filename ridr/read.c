@@ -375,9 +375,9 @@ void *__ridr_iter_next(const struct ridr *map, unsigned long *idp)
 }
 rk_export_symbol(__ridr_iter_next);
 
-int ridr_for_each_fn(const struct ridr *map,
-		     int (*fn)(unsigned long id, void *entry, void *data),
-		     void *data)
+int ridr_walk(const struct ridr *map,
+	      int (*fn)(unsigned long id, void *entry, void *data),
+	      void *data)
 {
 	unsigned long id = 0;
 	void *entry;
@@ -393,7 +393,7 @@ int ridr_for_each_fn(const struct ridr *map,
 	}
 	return 0;
 }
-rk_export_symbol(ridr_for_each_fn);
+rk_export_symbol(ridr_walk);
 
 bool ridr_is_empty(const struct ridr *map)
 {

@@ -91,10 +91,10 @@ check_install_staged() {
 		"bucket.pic.o handle.pic.o ida.pic.o mem.pic.o read.pic.o user.pic.o write.pic.o "
 	test "$(ar t "$L/liblockref.a")" = lockref.pic.o
 	# liblockref.so takes the runtime from libridr.so, and says so.
-	objdump -p "$L/liblockref.so.$version" | grep -q "NEEDED *libridr.so.$major"
-	if readelf -d "$L/liblockref.so.$version" "$L/libridr.so.$version" | grep -qE 'RPATH|RUNPATH'; then exit 1; fi
+	objdump -p "$L/liblockref.so.$version" | grep "NEEDED *libridr.so.$major" >/dev/null
+	if readelf -d "$L/liblockref.so.$version" "$L/libridr.so.$version" | grep -E 'RPATH|RUNPATH' >/dev/null; then exit 1; fi
 	PKG_CONFIG_PATH=$L/pkgconfig pkg-config --libs lockref | grep -- '-llockref.*-lridr'
-	if PKG_CONFIG_PATH=$L/pkgconfig pkg-config --libs ridr | grep -q lockref; then exit 1; fi
+	if PKG_CONFIG_PATH=$L/pkgconfig pkg-config --libs ridr | grep lockref >/dev/null; then exit 1; fi
 	for h in ridr/ridr.h lockref/lockref.h compat/compat.h compat/user.h; do
 		cmp "$I/$h" "$h"
 	done
@@ -248,7 +248,7 @@ check_static_link() {
 	cc "$ROOT/tests/pkg/consumer.c" -o consumer_static $(pc --cflags lockref) \
 		"$PREFIX/lib/liblockref.a" "$PREFIX/lib/libridr.a" \
 		$(pc --libs-only-L --libs-only-l liburcu-memb) -lpthread
-	if objdump -p consumer_static | grep -qE 'NEEDED.*lib(ridr|lockref)'; then exit 1; fi
+	if objdump -p consumer_static | grep -E 'NEEDED.*lib(ridr|lockref)' >/dev/null; then exit 1; fi
 	./consumer_static
 }
 

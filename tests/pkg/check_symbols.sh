@@ -32,7 +32,7 @@ grep -qx "$node" "$tmp/exported" || { echo "FAIL: no $node version node" >&2; fa
 grep -vxE "$node|rk_tsan_gp_token" "$tmp/exported" >"$tmp/exported_fn"
 # rk_tsan_gp_token only where the library is TSan-instrumented.
 if grep -qx rk_tsan_gp_token "$tmp/exported" &&
-   ! nm -D "$lib" | grep -q ' U __tsan_'; then
+   ! nm -D "$lib" | grep ' U __tsan_' >/dev/null; then
 	echo "FAIL: rk_tsan_gp_token exported from a non-TSan build" >&2
 	fail=1
 fi
@@ -49,7 +49,7 @@ if [[ -n $extra ]]; then
 fi
 # Every exported symbol carries the version node.
 if nm -D --defined-only "$lib" | awk '{ print $3 }' | grep -vx "$node" |
-   grep -v "@@$node\$" | grep -q .; then
+   grep -v "@@$node\$" | grep . >/dev/null; then
 	echo "FAIL: unversioned exported symbols" >&2
 	fail=1
 fi
