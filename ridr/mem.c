@@ -95,8 +95,11 @@ static struct ridr_node *ridr_spare_take(struct ridr *map)
 		map->spare = (struct ridr_node *)
 			rk_rcu_dereference_protected(node->slots[0], 1);
 		rk_rcu_init_pointer(node->slots[0], NULL);
-		map->nspare--;
-		ridr_bytes_add(map, -(long)sizeof(*node));
+		/* Not ridr_bytes_add(): @bytes belongs to the writer, and
+		 * ridr_preload() runs beside it under the spare lock alone.
+		 * Spares are counted by @nspare instead (ridr_memory()).
+		 */
+		rk_write_once(map->nspare, map->nspare - 1);
 	}
 	return node;
 }
@@ -107,8 +110,7 @@ static bool ridr_spare_give(struct ridr *map, struct ridr_node *node)
 		return false;
 	rk_rcu_init_pointer(node->slots[0], map->spare);
 	map->spare = node;
-	map->nspare++;
-	ridr_bytes_add(map, (long)sizeof(*node));
+	rk_write_once(map->nspare, map->nspare + 1);
 	return true;
 }
 

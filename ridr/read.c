@@ -409,6 +409,11 @@ rk_export_symbol(ridr_count);
 
 size_t ridr_memory(const struct ridr *map)
 {
-	return rk_read_once(map->bytes);
+	/* Two snapshots: @bytes (the writer's) and @nspare (the spare
+	 * lock's); a node moving between them may be counted in both or
+	 * neither for an instant.
+	 */
+	return rk_read_once(map->bytes) +
+	       (size_t)rk_read_once(map->nspare) * sizeof(struct ridr_node);
 }
 rk_export_symbol(ridr_memory);

@@ -143,8 +143,8 @@ struct ridr_node {
  * @next: cyclic allocation cursor (writer).
  * @count: allocated ids, reservations included (writer; readable with a
  *         single-copy load).
- * @bytes: bytes of the objects the map holds, spares included (writer;
- *         single-copy readable).
+ * @bytes: bytes of the objects the map holds, spares not included
+ *         (writer; single-copy readable).
  * @keep_level: the last emptied object, kept for reuse (writer): its
  *        level (a bucket counts one below the node whose slot holds
  *        it), or -1 for none.
@@ -153,7 +153,7 @@ struct ridr_node {
  * @keep_id: an id the kept object covers (writer).
  * @spare: unpublished full nodes kept for the next insertions, linked
  *         through their slot 0, at most RIDR_PRELOAD_MAX.
- * @nspare: how many.
+ * @nspare: how many (spare lock; single-copy readable).
  *
  * Readers load only @root.  Everything writers store to starts at least
  * RIDR_WRITER_GAP bytes after @root, so on another cache line whatever
