@@ -484,7 +484,7 @@ static inline struct kern_ipc_perm *ipc_find_locked(struct ipc_ids *ids,
 	return ipcp;
 }
 
-/* idr_get_next() for ipc: the first object at an index >= *@idx. */
+/* The first object at an index >= *@idx (its index in *@idx), or NULL. */
 static inline struct kern_ipc_perm *ipc_get_next_locked(struct ipc_ids *ids,
 							int *idx)
 {
@@ -504,9 +504,10 @@ static inline struct kern_ipc_perm *ipc_get_next_locked(struct ipc_ids *ids,
 }
 
 /*
- * idr_for_each() for ipc.  @fn may remove the entry it is given (the
- * caller then holds ids->rwsem for writing): each step looks up the next
- * index afresh.
+ * @fn(index, object, @data) for every object in index order, up to the
+ * first non-zero return, which is returned.  @fn may remove the object it
+ * is given (the caller then holds ids->rwsem for writing): each step
+ * looks up the next index afresh.
  */
 static inline int ipc_for_each(struct ipc_ids *ids,
 			       int (*fn)(int id, void *p, void *data),
@@ -524,7 +525,7 @@ static inline int ipc_for_each(struct ipc_ids *ids,
 	return 0;
 }
 
-/* idr_remove() for ipc: the entry removed, or NULL. */
+/* Frees index @idx: the object it held, or NULL if it held none. */
 static inline struct kern_ipc_perm *ipc_remove_idx(struct ipc_ids *ids,
 						   int idx)
 {
@@ -537,12 +538,13 @@ static inline struct kern_ipc_perm *ipc_remove_idx(struct ipc_ids *ids,
 }
 
 /*
- * idr_alloc() and idr_alloc_cyclic() for ipc: an index in [@start, @end)
- * for @new, or -ENOSPC, -ENOMEM (-EINVAL for a negative @start).  Called
- * by ipc_addid() under ids->rwsem (write) and new->lock, so it must not
+ * An index in [@start, @end) for @new: the lowest free one, or (cyclic)
+ * the first free one after the last index handed out, wrapping to
+ * @start; or -ENOSPC, -ENOMEM (-EINVAL for a negative @start).  Called by
+ * ipc_addid() under ids->rwsem (write) and new->lock, so it must not
  * sleep: nodes come from @pl (ridr_preload() before new->lock), what is
  * missing is allocated with GFP_NOWAIT.  The cyclic cursor is the map's
- * own, as idr_next was the IDR's.
+ * own.
  */
 static inline int __ipc_alloc_idx(struct ipc_ids *ids,
 				  struct kern_ipc_perm *new, int start,
@@ -584,6 +586,47 @@ static inline int ipc_alloc_idx_cyclic(struct ipc_ids *ids,
 IPC_C = ["ipc/util.c", "ipc/namespace.c", "ipc/shm.c", "ipc/msg.c",
          "ipc/sem.c"]
 
+# Comments of ipc that name the IDR (the same text in 6.1 and 6.12), as
+# (file, old, new[, count]).  Function names keep "idr" (e.g.
+# ipc_obtain_object_idr()): renaming them is not part of this series.
+IPC_COMMENTS = [
+    ("ipc/util.c", "inside idr_replace, as part of",
+     "inside __ridr_replace(), as part of"),
+    ("ipc/util.c", " *          obtain the ipc object (kern_ipc_perm) by "
+     "looking up the id in an idr\n *\t    tree.\n",
+     " *          obtain the ipc object (kern_ipc_perm) by looking up the id "
+     "in a\n *\t    ridr.\n"),
+    ("ipc/util.c", "then initialise the keys hashtable and ids idr.",
+     "then initialise the keys hashtable and ids ridr."),
+    ("ipc/util.c", " * Insert new IPC object into idr tree, and set",
+     " * Insert new IPC object into the ridr, and set"),
+    ("ipc/util.c", "before inserting the object into the idr,\n",
+     "before inserting the object into the ridr,\n"),
+    ("ipc/util.c", "after inserting the object into the idr.\n",
+     "after inserting the object into the ridr.\n"),
+    ("ipc/util.c", "As soon as a new object is inserted into the idr,\n",
+     "As soon as a new object is inserted into the ridr,\n"),
+    ("ipc/util.c", "Add an entry 'new' to the ipc ids idr.",
+     "Add an entry 'new' to the ipc ids ridr."),
+    ("ipc/util.c", " * ds IDR.\n", " * namespace.\n"),
+    ("ipc/util.c", "Look for an id in the ipc ids idr and return",
+     "Look for an id in the ipc ids ridr and return"),
+    ("ipc/util.c", "/* convert from position to idr index -> \"-1\" */",
+     "/* convert from position to ridr index -> \"-1\" */"),
+    ("ipc/util.c", "/* convert from idr index to position  -> \"+1\" */",
+     "/* convert from ridr index to position -> \"+1\" */"),
+    ("ipc/util.h", "doesn't scan the idr tree, it uses a cached value.",
+     "doesn't scan the ridr, it uses a cached value."),
+    ("ipc/msg.c", "removes the message queue from message queue ID IDR,",
+     "removes the message queue from the message queue ID ridr,"),
+    ("ipc/sem.c", "/* Remove the semaphore set from the IDR */",
+     "/* Remove the semaphore set from the ridr */"),
+    ("ipc/shm.c", "We raced in the idr lookup or with shm_destroy().",
+     "We raced in the ridr lookup or with shm_destroy().", 2),
+    ("ipc/shm.c", "idr/kht while we have waited.",
+     "ridr/kht while we have waited."),
+]
+
 
 def patch3(files, tree):
     """ipc: struct ipc_ids on a ridr (Coccinelle rules 30-33)."""
@@ -593,10 +636,9 @@ def patch3(files, tree):
           ["ipc/util.c", "ipc/namespace.c", "ipc/shm.c"])
     cocci(tree, "33-ipc-remove.cocci",
           ["ipc/util.c", "ipc/msg.c", "ipc/sem.c", "ipc/shm.c"])
-    # A comment the rules cannot reach names the function it relies on.
-    tree["ipc/util.c"] = sub_exact(
-        tree["ipc/util.c"], "inside idr_replace, as part of",
-        "inside __ridr_replace(), as part of", 1, "ipc/util.c")
+    # Comments the rules cannot reach: each must occur as often as given.
+    for path, old, new, *n in IPC_COMMENTS:
+        tree[path] = sub_exact(tree[path], old, new, n[0] if n else 1, path)
     tree["ipc/util.h"] = insert_after(
         tree["ipc/util.h"],
         "struct kern_ipc_perm *ipc_obtain_object_idr(struct ipc_ids *ids, "
@@ -604,8 +646,9 @@ def patch3(files, tree):
     tree["init/Kconfig"] = insert_after(
         tree["init/Kconfig"], 'config SYSVIPC\n\tbool "System V IPC"\n',
         "\tselect RIDR\n", "init/Kconfig")
-    forbid(tree, IPC_C + ["include/linux/ipc_namespace.h"],
-           r"\bidr_\w+\(|\bipcs_idr\b|\bstruct idr\b|<linux/idr\.h>",
+    forbid(tree, IPC_C + ["include/linux/ipc_namespace.h", "ipc/util.h"],
+           r"\bidr_\w+\(|\bipcs_idr\b|\bstruct idr\b|<linux/idr\.h>|"
+           r"\b[Ii][Dd][Rr]\b",
            "ipc on ridr")
     # An index dropped by an isomorphism (see the rules) would compile.
     forbid(tree, IPC_C, r"->ids->ipcs_ridr", "ipc on ridr")
@@ -653,7 +696,37 @@ def patch4(files, tree):
         tree[PT], " * Delete a timer if it is armed, remove it from the hash and"
         " schedule it\n", " * Delete a timer if it is armed, remove its id from"
         " the id map and schedule it\n", 1, PT)
+    tree[PT] = sub_exact(
+        tree[PT], "/* Relock the timer. It might be not longer hashed. */",
+        "/* Relock the timer. It might no longer be in the id map. */", 1, PT)
     if ver == (6, 1):
+        for a, b in [
+                (" * The timer ID is turned into a timer address by idr_find()."
+                 "\n * Verifying a valid ID consists of:\n *\n * a) checking"
+                 " that idr_find() returns other than -1.\n * b) checking "
+                 "that the timer id matches the one in the timer itself.\n"
+                 " * c) that the timer owner is in the callers thread group."
+                 "\n",
+                 " * The timer ID is turned into a timer address by ridr_find()"
+                 " in the\n * process' own id map, signal_struct::"
+                 "posix_timer_ids.  Verifying a valid\n * ID consists of:\n"
+                 " *\n * a) checking that ridr_find() returns a timer.\n"
+                 " * b) checking, with the timer's it_lock held, that it still"
+                 " belongs to\n *    the caller's thread group (it_signal =="
+                 " current->signal; timer_delete()\n *    sets it to NULL).\n"),
+                (" * we get the timer locked down so it is not deleted under us."
+                 "  The\n * removal is done under the idr spinlock so we use "
+                 "that here to bridge\n * the find to the timer lock.  To "
+                 "avoid a dead lock, the timer id MUST\n * be release with "
+                 "out holding the timer lock.\n",
+                 " * we get the timer locked down so it is not deleted under us."
+                 "  The\n * lookup runs under rcu_read_lock(), and a deleted "
+                 "timer is freed only\n * after a grace period "
+                 "(release_posix_timer()): that bridges the find to\n * the "
+                 "timer lock, under which it_signal tells whether the timer is"
+                 " still\n * live.  The id is removed without holding the "
+                 "timer lock.\n")]:
+            tree[PT] = sub_exact(tree[PT], a, b, 1, PT)
         tree[PT] = sub_exact(
             tree[PT], " * Management arrays for POSIX timers. Timers are now kept"
             " in static hash table\n * with 512 entries.\n * Timer ids are"
@@ -674,6 +747,14 @@ def patch4(files, tree):
                  "\t *  3) Remove the id from the process' ridr\n"),
                 ("\t * Add the timer to the hash table. The timer is not yet",
                  "\t * Add the timer to the id map. The timer is not yet"),
+                ("\t * The lookup validates locklessly that timr::it_signal ==\n"
+                 "\t * current::it_signal and timr::it_id == @timer_id. "
+                 "timr::it_id\n\t * can't change, but timr::it_signal becomes"
+                 " NULL during\n\t * destruction.\n",
+                 "\t * The id map is current's own, so the timer found has\n"
+                 "\t * timr::it_id == @timer_id, which can't change.\n"
+                 "\t * timr::it_signal becomes NULL during destruction: it is\n"
+                 "\t * validated under timr::it_lock below.\n"),
                 ("/* This makes the timer valid in the hash table */",
                  "/* This makes the timer valid in the id map */"),
                 ("\t * here as nothing can access the timer anymore legitimately"
@@ -683,7 +764,7 @@ def patch4(files, tree):
             tree[PT] = sub_exact(tree[PT], a, b, 1, PT)
     forbid(tree, PATCH4_FILES, r"\bhash_lock\b|posix_timers_hashtable|"
            r"\bt_hash\b|next_posix_timer_id|posix_timer_by_id|"
-           r"__posix_timers_find", "posix-timers")
+           r"__posix_timers_find|\bidr|hashed|locklessly", "posix-timers")
 
 
 # (commit message file, function, files it modifies)

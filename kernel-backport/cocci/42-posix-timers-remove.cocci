@@ -5,9 +5,10 @@
 ///
 /// The function that unhashes (release_posix_timer() in 6.1,
 /// posix_timer_unhash_and_free() in 6.12) gets the owner's signal_struct
-/// as a parameter: timer->it_signal is NULL by then (never set, or cleared
-/// by the deletion).  The syscalls pass current->signal; itimer_delete()
-/// gets it from exit_itimers(tsk), i.e. tsk->signal.
+/// as a parameter: timer->it_signal cannot tell (never set on
+/// timer_create()'s error path, cleared by timer_delete(); 6.1's
+/// itimer_delete() leaves it).  The syscalls pass current->signal;
+/// itimer_delete() gets it from exit_itimers(tsk), i.e. tsk->signal.
 //
 // Files: kernel/time/posix-timers.c
 
@@ -23,11 +24,13 @@ identifier fn, tmr;
 identifier rm.fn, rm.tmr, flags;
 @@
 +/*
-+ * @sig: the owner's signal_struct (@tmr->it_signal is NULL by now).  The
-+ * id leaves the owner's map under the map's spinlock.  A __lock_timer()
-+ * that found @tmr before may still lock it; it then sees it_signal !=
-+ * its signal_struct and lets go.  @tmr is handed to call_rcu() only after
-+ * the removal, so it outlives every lookup that could have found it.
++ * @sig: the owner's signal_struct, passed in because @tmr->it_signal
++ * cannot tell: it is not set yet on timer_create()'s error path and
++ * timer_delete() clears it.  The id leaves the owner's map under the
++ * map's spinlock.  A __lock_timer() that found @tmr before may still lock
++ * it; it then sees it_signal != its signal_struct and lets go.  @tmr is
++ * handed to call_rcu() only after the removal, so it outlives every
++ * lookup that could have found it.
 + */
  static void fn(
 +	       struct signal_struct *sig,

@@ -3,7 +3,9 @@
 /// signal_struct is created, check it is empty where it is freed.
 ///
 /// copy_signal(): the signal_struct is zeroed, but ridr_init() gives the
-/// map's spinlock its lockdep class.  (init_signals gets RIDR_INIT from
+/// map's spinlock its lockdep class; RIDR_ACCOUNT makes the map allocate
+/// with __GFP_ACCOUNT, so its objects are charged to the memory cgroup of
+/// the task that creates the timer, as the k_itimer is.  (init_signals gets RIDR_INIT from
 /// backport.py: spatch does not match its initializer.)
 /// free_signal_struct(): exit_itimers() removed every id of the process
 /// (do_exit() of the last thread): an id left is a bug, warn.  The map may
@@ -20,10 +22,14 @@ identifier sig;
  INIT_LIST_HEAD(&sig->posix_timers);
 +	/* Zeroed already; ridr_init() gives the spinlock its lockdep class. */
 +	ridr_init(&sig->posix_timer_ids);
++	/* Charged to the memory cgroup, as the k_itimer is (SLAB_ACCOUNT). */
++	ridr_set_flags(&sig->posix_timer_ids, RIDR_ACCOUNT);
 |
  INIT_HLIST_HEAD(&sig->posix_timers);
 +	/* Zeroed already; ridr_init() gives the spinlock its lockdep class. */
 +	ridr_init(&sig->posix_timer_ids);
++	/* Charged to the memory cgroup, as the k_itimer is (SLAB_ACCOUNT). */
++	ridr_set_flags(&sig->posix_timer_ids, RIDR_ACCOUNT);
 )
 
 @@
