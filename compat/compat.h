@@ -16,7 +16,7 @@
  *              RK_USE_CMPXCHG_LOCKREF
  *   locking    rk_spin_lock_init(), rk_spin_lock(), rk_spin_unlock(),
  *              rk_spin_value_unlocked(), rk_assert_spin_locked(),
- *              RK_SPINLOCK_INIT
+ *              RK_SPINLOCK_INIT, rk_acquires(), rk_releases() (sparse)
  *   memory     rk_alloc(size, gfp), rk_free(p, size), RK_GFP_KERNEL,
  *              RK_GFP_NOWAIT, RK_GFP_ATOMIC, RK_GFP_ACCOUNT
  *   misc       likely(), unlikely(), rk_bug_on(), rk_warn_on_once(),

@@ -147,6 +147,13 @@
 #define rk_spin_lock(lock) spin_lock(lock)
 #define rk_spin_trylock(lock) spin_trylock(lock)
 #define rk_spin_unlock(lock) spin_unlock(lock)
+/*
+ * sparse's lock-context annotations for a function that returns with
+ * @lock held (rk_acquires) or that releases it (rk_releases), as the
+ * kernel's __acquires()/__releases(); nothing for the compiler.
+ */
+#define rk_acquires(lock) __acquires(lock)
+#define rk_releases(lock) __releases(lock)
 #define rk_cpu_relax() cpu_relax()
 
 /*

@@ -286,6 +286,11 @@ static inline bool rk_spin_trylock(rk_spinlock_t *lock)
 					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
+/* sparse's lock-context annotations (kernel: __acquires()/__releases());
+ * nothing to check here. */
+#define rk_acquires(lock)
+#define rk_releases(lock)
+
 static inline void rk_spin_lock(rk_spinlock_t *lock)
 {
 	unsigned int spins = 0;

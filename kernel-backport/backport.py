@@ -217,8 +217,8 @@ config TEST_RIDR
 
 LOCKREF_DECLS = """
 void lockref_init(struct lockref *lockref, int count);
-void lockref_lock(struct lockref *lockref);
-void lockref_unlock(struct lockref *lockref);
+void lockref_lock(struct lockref *lockref) __acquires(&lockref->lock);
+void lockref_unlock(struct lockref *lockref) __releases(&lockref->lock);
 """
 
 

@@ -2,6 +2,7 @@
 # Verify the ridr-kit kernel series, one command (docs/kernel.md):
 #
 #   kernel-backport/verify.sh [--versions "6.1 6.12"] [--boot "6.1"]
+#                             [--bisect "6.1"]
 #
 # For every version: the Debian tarball /usr/src/linux-source-V.tar.xz is
 # extracted once into the cache (pristine, never modified), then
@@ -14,7 +15,11 @@
 #   2. defconfig + W=1 build of lib/ ipc/ kernel/time/ in the pristine and
 #      the patched tree:
 #      ridr.o, test_ridr.o, lockref.o, ipc/ and posix-timers.o build, no warning the
-#      pristine tree does not have; then a full build of a small config,
+#      pristine tree does not have; sparse (make C=2, in the same build
+#      directories) reports nothing in those directories that the pristine
+#      tree does not; (versions in --bisect) the tree builds after patches
+#      1, 1-2 and 1-3 (tiny config; 1-4 is the debug build below), so every
+#      patch of the series builds on its own; then a full build of a small config,
 #      "debug" (tinyconfig + vm/tiny.config + vm/lockdep.config: lockdep,
 #      PROVE_RCU, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS_RCU_HEAD);
 #   3. (versions in --boot) also build "fast" (vm/tiny.config alone, so
@@ -40,11 +45,13 @@ RK=$(cd "$(dirname "$0")/.." && pwd)
 source "$RK/kernel-backport/lib.sh"
 VERSIONS="6.1 6.12"
 BOOT="6.1"
+BISECT="6.1"
 while (($#)); do
 	case $1 in
 	--versions) VERSIONS=$2; shift 2 ;;
 	--boot) BOOT=$2; shift 2 ;;
-	*) echo "usage: $0 [--versions \"6.1 6.12\"] [--boot \"6.1\"]" >&2
+	--bisect) BISECT=$2; shift 2 ;;
+	*) echo "usage: $0 [--versions \"6.1 6.12\"] [--boot \"6.1\"] [--bisect \"6.1\"]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -207,6 +214,75 @@ step_w1() {
 	fi
 }
 
+# sparse (make C=2: every file of the directories checked again, in the
+# W=1 build directories, so nothing is recompiled) on lib/ ipc/
+# kernel/time/, pristine and patched: nothing new.  Compared as counts per
+# (file, message) without line numbers, so one more instance of a message
+# the pristine file already has counts as new too.
+sparse_counts() {	# log tree -> "count<TAB>file: message" per distinct message
+	grep -E '(warning|error):' "$1" | grep -v ': note:' |
+		sed -E "s#$2/##g; s/:[0-9]+:[0-9]+:/:/" | sort | uniq -c |
+		sed -E 's/^ *([0-9]+) /\1\t/'
+}
+step_sparse() {
+	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched$TAG
+	local bp=$CACHE/build/$1-pristine-w1$TAG bq=$CACHE/build/$1-patched-w1$TAG
+	command -v sparse >/dev/null || { echo "sparse is not installed" >&2; return 1; }
+	timed "$v sparse pristine" "${MAKE[@]}" -C "$src" -k O="$bp" W=1 C=2 \
+		CF=-D__CHECK_ENDIAN__ "${W1_DIRS[@]}" >"$LOGS/$v-sparse-pristine.log" 2>&1
+	timed "$v sparse patched" "${MAKE[@]}" -C "$dst" -k O="$bq" W=1 C=2 \
+		CF=-D__CHECK_ENDIAN__ "${W1_DIRS[@]}" >"$LOGS/$v-sparse-patched.log" 2>&1
+	grep -q ' CHECK .*lib/ridr.c' "$LOGS/$v-sparse-patched.log" ||
+		{ echo "sparse did not check lib/ridr.c" >&2; return 1; }
+	sparse_counts "$LOGS/$v-sparse-pristine.log" "$src" >"$LOGS/$v-sparse-pristine.warn"
+	sparse_counts "$LOGS/$v-sparse-patched.log" "$dst" >"$LOGS/$v-sparse-patched.warn"
+	# A (count, message) line of the patched tree that the pristine tree
+	# does not have: a new message, or more of an old one.
+	comm -13 "$LOGS/$v-sparse-pristine.warn" "$LOGS/$v-sparse-patched.warn" \
+		>"$LOGS/$v-sparse-new.warn"
+	say "sparse ${W1_DIRS[*]} $v: $(grep -c ' CHECK ' "$LOGS/$v-sparse-patched.log") files checked, pristine $(wc -l <"$LOGS/$v-sparse-pristine.warn") distinct messages, new in patched: $(wc -l <"$LOGS/$v-sparse-new.warn")"
+	if [[ -s $LOGS/$v-sparse-new.warn ]]; then
+		head -20 "$LOGS/$v-sparse-new.warn" >&2
+		return 1
+	fi
+}
+
+# Each patch builds on its own: a tree with patches 1..n applied, n = 1 ..
+# N-1 (the patched tree is 1..N), built with the tiny config.  One tree,
+# $CACHE/trees/V-bisect$TAG, moved from state to state with git apply
+# (-R), and one build directory, so each step rebuilds what it changed.
+step_bisect() {
+	local v=$1 t=$CACHE/trees/$1-bisect$TAG b=$CACHE/build/$1-bisect$TAG
+	local sum n p state series
+	sum=$(cat "$OUT/$v/"0*.patch | grep -v '^Date: ' | sha256sum | cut -d' ' -f1)
+	if [[ ! -e $t/.rk-series || $(cat "$t/.rk-series") != "$sum" ]]; then
+		rm -rf "$t" "$t.tmp"
+		cp -a "$CACHE/src/linux-source-$v" "$t.tmp" || return 1
+		rm -f "$t.tmp/.rk-extracted"
+		echo 0 >"$t.tmp/.rk-state"
+		echo "$sum" >"$t.tmp/.rk-series"
+		mv "$t.tmp" "$t"
+	fi
+	mapfile -t series <"$OUT/$v/series"
+	# Back to pristine: undo what the last run left applied.
+	state=$(cat "$t/.rk-state")
+	for ((n = state; n > 0; n--)); do
+		(cd "$t" && git apply -R "$OUT/$v/${series[n - 1]}") || return 1
+	done
+	echo 0 >"$t/.rk-state"
+	for ((n = 1; n < ${#series[@]}; n++)); do
+		p=${series[n - 1]}
+		(cd "$t" && git apply "$OUT/$v/$p") || return 1
+		echo "$n" >"$t/.rk-state"
+		if ! timed "$v bisect: build after patches 1-$n" tiny_build "$t" "$b" \
+			"$LOGS/$v-bisect-$n.log" "$HERE/vm/tiny.config"; then
+			say "bisect $v: the tree does not build after patches 1-$n ($p)"
+			return 1
+		fi
+		say "bisect $v: builds after patches 1-$n"
+	done
+}
+
 # Build directory of boot config $2 ("debug" or "fast") for version $1.
 tiny_dir() {
 	if [[ $2 == debug ]]; then
@@ -310,7 +386,10 @@ for v in $VERSIONS; do
 	check "$v/refuses-unsupported-tree" step_refuses_unsupported "$v"
 	check "$v/checkpatch-0-errors" step_checkpatch "$v"
 	check "$v/kernel-doc-clean" step_kernel_doc "$v"
-	check "$v/W=1-lib-ipc-time-no-new-warnings" step_w1 "$v"
+	check "$v/W=1-lib-ipc-time-no-new-warnings" step_w1 "$v" &&
+		check "$v/sparse-lib-ipc-time-nothing-new" step_sparse "$v"
+	[[ " $BISECT " == *" $v "* ]] &&
+		check "$v/bisect-builds-after-each-patch" step_bisect "$v"
 	check "$v/tiny-debug-build" step_tiny "$v" debug || continue
 	[[ " $BOOT " == *" $v "* ]] || continue
 	if check "$v/tiny-fast-build" step_tiny "$v" fast; then

@@ -82,12 +82,14 @@ void lockref_init(struct lockref *lockref, int count)
 rk_export_symbol(lockref_init);
 
 void lockref_lock(struct lockref *lockref)
+	rk_acquires(&lockref->lock)
 {
 	rk_spin_lock(&lockref->lock);
 }
 rk_export_symbol(lockref_lock);
 
 void lockref_unlock(struct lockref *lockref)
+	rk_releases(&lockref->lock)
 {
 	rk_spin_unlock(&lockref->lock);
 }

@@ -105,7 +105,7 @@ void lockref_init(struct lockref *lockref, int count);
  *
  * Context: Any; spins (userspace: spins, then yields).
  */
-void lockref_lock(struct lockref *lockref);
+void lockref_lock(struct lockref *lockref) rk_acquires(&lockref->lock);
 
 /**
  * lockref_unlock() - Release the lockref's spinlock.
@@ -113,7 +113,7 @@ void lockref_lock(struct lockref *lockref);
  *
  * Context: Caller holds @lockref->lock.
  */
-void lockref_unlock(struct lockref *lockref);
+void lockref_unlock(struct lockref *lockref) rk_releases(&lockref->lock);
 
 /**
  * lockref_get() - Increment the count unconditionally.

@@ -78,11 +78,13 @@ void ridr_bytes_add(struct ridr *map, long delta)
  * so a node handed out is all zero but for what ridr_stock_node() sets.
  */
 static void ridr_spare_lock(struct ridr *map)
+	rk_acquires(&map->spare_lock)
 {
 	rk_spin_lock(&map->spare_lock);
 }
 
 static void ridr_spare_unlock(struct ridr *map)
+	rk_releases(&map->spare_lock)
 {
 	rk_spin_unlock(&map->spare_lock);
 }

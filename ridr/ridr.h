@@ -305,7 +305,7 @@ void ridr_destroy(struct ridr *map);
  * Context: May spin (userspace: spins, then yields).  Do not hold it
  * across a grace-period wait.
  */
-void ridr_lock(struct ridr *map);
+void ridr_lock(struct ridr *map) rk_acquires(&map->lock);
 
 /**
  * ridr_unlock() - Release the map's writer lock.
@@ -313,7 +313,7 @@ void ridr_lock(struct ridr *map);
  *
  * Context: Caller holds the lock.
  */
-void ridr_unlock(struct ridr *map);
+void ridr_unlock(struct ridr *map) rk_releases(&map->lock);
 
 /**
  * ridr_preload() - Get the objects one insertion into @map may need.

@@ -160,12 +160,14 @@ void ridr_init(struct ridr *map)
 rk_export_symbol(ridr_init);
 
 void ridr_lock(struct ridr *map)
+	rk_acquires(&map->lock)
 {
 	rk_spin_lock(&map->lock);
 }
 rk_export_symbol(ridr_lock);
 
 void ridr_unlock(struct ridr *map)
+	rk_releases(&map->lock)
 {
 	rk_spin_unlock(&map->lock);
 }

@@ -15,7 +15,7 @@ BASE_PKGS=(bazel-bootstrap gcc g++ binutils libc6-dev liburcu-dev
 	   linux-source-6.1 xz-utils redis-tools redis-server)
 KERNEL_PKGS=(linux-source-6.1 linux-source-6.12 coccinelle qemu-system-x86
 	     busybox-static bc bison flex libelf-dev libssl-dev cpio xz-utils
-	     kmod ccache perl make git)
+	     kmod ccache perl make git sparse)
 
 want=("${BASE_PKGS[@]}")
 if [[ "${1:-}" == "--kernel" ]]; then
