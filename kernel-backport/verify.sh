@@ -221,8 +221,8 @@ step_w1() {
 # the pristine file already has counts as new too.
 sparse_counts() {	# log tree -> "count<TAB>file: message" per distinct message
 	grep -E '(warning|error):' "$1" | grep -v ': note:' |
-		sed -E "s#$2/##g; s/:[0-9]+:[0-9]+:/:/" | sort | uniq -c |
-		sed -E 's/^ *([0-9]+) /\1\t/'
+		sed -E "s#$2/##g; s/:[0-9]+:[0-9]+:/:/" | LC_ALL=C sort | uniq -c |
+		sed -E 's/^ *([0-9]+) /\1\t/' | LC_ALL=C sort
 }
 step_sparse() {
 	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched$TAG
@@ -238,8 +238,8 @@ step_sparse() {
 	sparse_counts "$LOGS/$v-sparse-patched.log" "$dst" >"$LOGS/$v-sparse-patched.warn"
 	# A (count, message) line of the patched tree that the pristine tree
 	# does not have: a new message, or more of an old one.
-	comm -13 "$LOGS/$v-sparse-pristine.warn" "$LOGS/$v-sparse-patched.warn" \
-		>"$LOGS/$v-sparse-new.warn"
+	LC_ALL=C comm -13 "$LOGS/$v-sparse-pristine.warn" \
+		"$LOGS/$v-sparse-patched.warn" >"$LOGS/$v-sparse-new.warn" || return 1
 	say "sparse ${W1_DIRS[*]} $v: $(grep -c ' CHECK ' "$LOGS/$v-sparse-patched.log") files checked, pristine $(wc -l <"$LOGS/$v-sparse-pristine.warn") distinct messages, new in patched: $(wc -l <"$LOGS/$v-sparse-new.warn")"
 	if [[ -s $LOGS/$v-sparse-new.warn ]]; then
 		head -20 "$LOGS/$v-sparse-new.warn" >&2
