@@ -19,7 +19,7 @@
  *              RK_SPINLOCK_INIT, rk_acquires(), rk_releases() (sparse)
  *   memory     rk_alloc(size, gfp), rk_free(p, size), RK_GFP_KERNEL,
  *              RK_GFP_NOWAIT, RK_GFP_ATOMIC, RK_GFP_ACCOUNT
- *   misc       likely(), unlikely(), rk_bug_on(), rk_warn_on_once(),
+ *   misc       likely(), unlikely(), rk_warn_on_once(),
  *              rk_ffs64(), rk_popcount64(), RK_BUILD_BUG_ON()
  *
  * Every word maps 1:1 onto a kernel primitive (see compat/kernel.h when it

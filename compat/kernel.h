@@ -64,7 +64,6 @@
 
 #define rk_container_of(ptr, type, member) container_of(ptr, type, member)
 
-#define rk_bug_on(cond) BUG_ON(cond)
 #define rk_warn_on_once(cond) WARN_ON_ONCE(cond)
 
 /*

@@ -20,7 +20,7 @@
  *   RK_DEFINE_CACHE, rk_cache_zalloc/rk_cache_free
  *                              kmem_cache_create (initcall),
  *                              kmem_cache_zalloc/kmem_cache_free
- *   rk_bug_on/rk_warn_on_once  BUG_ON/WARN_ON_ONCE
+ *   rk_warn_on_once            WARN_ON_ONCE
  *   rk_ffs64/rk_popcount64     __ffs64/hweight64
  *   rk_smp_rmb()               smp_rmb()
  *   rk_prefetch(p)             prefetch(p)
@@ -121,18 +121,14 @@ extern char rk_tsan_gp_token;
 #define rk_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 
-/* Reports the failed condition and aborts (kernel: BUG()). */
+/* Reports the failed condition and aborts: rk_assert_spin_locked()'s
+ * failure here (the kernel's assert_spin_locked() is a BUG_ON; the core
+ * has no BUG_ON of its own). */
 void rk_bug(const char *file, int line, const char *cond)
 	__attribute__((noreturn, cold));
 /* Reports once per call site (kernel: WARN_ON_ONCE()). */
 void rk_warn(const char *file, int line, const char *cond)
 	__attribute__((cold));
-
-#define rk_bug_on(cond)                                              \
-	do {                                                         \
-		if (unlikely(cond))                                  \
-			rk_bug(__FILE__, __LINE__, #cond);           \
-	} while (0)
 
 #define rk_warn_on_once(cond)                                        \
 	({                                                           \
@@ -324,7 +320,12 @@ static inline bool rk_spin_is_locked(rk_spinlock_t *lock)
 #define rk_spin_value_unlocked(lock) ((lock).val == 0)
 
 /* kernel: assert_spin_locked().  Cheap enough to keep in userspace. */
-#define rk_assert_spin_locked(lock) rk_bug_on(!rk_spin_is_locked(lock))
+#define rk_assert_spin_locked(lock)                                  \
+	do {                                                         \
+		if (unlikely(!rk_spin_is_locked(lock)))              \
+			rk_bug(__FILE__, __LINE__,                   \
+			       "!rk_spin_is_locked(" #lock ")");     \
+	} while (0)
 
 /* ------------------------------------------------------------------ */
 /* Memory                                                              */

@@ -73,6 +73,7 @@ fi
 if ((SELF_CHECK)); then
 	d=$(mktemp -d)
 	bash -n "$0" && bash -n "$HERE/lib.sh" && bash -n "$HERE/vm/bench_init" &&
+		bash -n "$HERE/compare_boot.sh" && bash -n "$HERE/verify.sh" &&
 		gcc -static -O2 -pthread -Wall -Wextra -Werror -o "$d/rk_bench" \
 			"$HERE/vm/rk_bench.c" &&
 		printf '%s\n' "patched 1 psem 2 110 110 1.0" \

@@ -137,3 +137,37 @@ timed() {
 	say "time $name $(($(date +%s) - t0)) s (exit $rc)"
 	return $rc
 }
+
+# rk_initramfs TREE OUT.cpio: busybox, vm/init as /init, and in /tests the
+# tree's own selftests (ipc/msgque, timers/posix_timers, static) and
+# vm/rk_smoke.c.
+rk_initramfs() {
+	local t=$1 root b
+	root=$(mktemp -d)
+	mkdir -p "$root"/{bin,tests,etc,proc,sys,dev,tmp}
+	cp /bin/busybox "$root/bin/busybox" || return 1
+	cp "$HERE/vm/init" "$root/init" && chmod +x "$root/init"
+	b=(gcc -static -O2 -pthread -I"$t/tools/testing/selftests")
+	"${b[@]}" -o "$root/tests/msgque" \
+		"$t/tools/testing/selftests/ipc/msgque.c" &&
+	"${b[@]}" -o "$root/tests/posix_timers" \
+		"$t/tools/testing/selftests/timers/posix_timers.c" -lrt &&
+	"${b[@]}" -Wall -Wextra -o "$root/tests/rk_smoke" "$HERE/vm/rk_smoke.c" ||
+		{ rm -rf "$root"; return 1; }
+	(cd "$root" && find . | cpio -o -H newc --quiet) >"$2"
+	rm -rf "$root"
+}
+
+# rk_boot BZIMAGE INITRD CONSOLE-LOG: qemu with 2 vCPUs (one per socket:
+# the guest sees both), 512 MB, under a hard timeout; the guest ends it
+# with reboot -f (-no-reboot).
+rk_boot() {
+	timeout --kill-after=10 300 qemu-system-x86_64 \
+		-accel tcg,thread=multi -smp 2,sockets=2,cores=1,threads=1 \
+		-m 512 -nographic -no-reboot -kernel "$1" -initrd "$2" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=7" \
+		</dev/null >"$3" 2>&1
+}
+
+# What a test console must not contain.
+RK_SPLATS='WARNING:|BUG:|INFO: (possible|inconsistent|suspicious)|suspicious RCU usage|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|ODEBUG|Kernel panic|Oops|Call Trace|general protection'

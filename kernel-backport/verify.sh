@@ -41,7 +41,7 @@
 set -uo pipefail
 RK=$(cd "$(dirname "$0")/.." && pwd)
 # pristine, patched_tree, generate_series, seed_build, config_has,
-# tiny_build; HERE, CACHE, TAG, MAKE.
+# tiny_build, rk_initramfs, rk_boot, RK_SPLATS; HERE, CACHE, TAG, MAKE.
 source "$RK/kernel-backport/lib.sh"
 VERSIONS="6.1 6.12"
 BOOT="6.1"
@@ -313,39 +313,14 @@ step_lockref_cmpxchg_built() {
 # ---------------------------------------------------------------------
 # Step 3: boot and test
 
-initramfs() {	# tree out.cpio
-	local t=$1 root b
-	root=$(mktemp -d)
-	mkdir -p "$root"/{bin,tests,etc,proc,sys,dev,tmp}
-	cp /bin/busybox "$root/bin/busybox" || return 1
-	cp "$HERE/vm/init" "$root/init" && chmod +x "$root/init"
-	b=(gcc -static -O2 -pthread -I"$t/tools/testing/selftests")
-	"${b[@]}" -o "$root/tests/msgque" \
-		"$t/tools/testing/selftests/ipc/msgque.c" &&
-	"${b[@]}" -o "$root/tests/posix_timers" \
-		"$t/tools/testing/selftests/timers/posix_timers.c" -lrt &&
-	"${b[@]}" -Wall -Wextra -o "$root/tests/rk_smoke" "$HERE/vm/rk_smoke.c" ||
-		return 1
-	(cd "$root" && find . | cpio -o -H newc --quiet) >"$2"
-	rm -rf "$root"
-}
-
-boot() {	# bzImage initramfs console-log
-	timeout --kill-after=10 300 qemu-system-x86_64 \
-		-accel tcg,thread=multi -smp 2,sockets=2,cores=1,threads=1 \
-		-m 512 -nographic -no-reboot -kernel "$1" -initrd "$2" \
-		-append "console=ttyS0 panic=-1 oops=panic loglevel=7" \
-		</dev/null >"$3" 2>&1
-}
-
 BOOT_LOG=
 step_boot_run() {	# version config
 	local v=$1 b rc
 	b=$(tiny_dir "$v" "$2")
 	BOOT_LOG=$LOGS/$v-$2-console.log
-	initramfs "$CACHE/trees/$v-patched$TAG" "$b/rk-initramfs.cpio" \
+	rk_initramfs "$CACHE/trees/$v-patched$TAG" "$b/rk-initramfs.cpio" \
 		>>"$LOGS/$v-initramfs.log" 2>&1 || return 1
-	timed "$v $2 boot and tests under qemu" boot "$b/arch/x86/boot/bzImage" \
+	timed "$v $2 boot and tests under qemu" rk_boot "$b/arch/x86/boot/bzImage" \
 		"$b/rk-initramfs.cpio" "$BOOT_LOG"
 	rc=$?
 	tr -d '\r' <"$BOOT_LOG" >"$BOOT_LOG.tmp" && mv "$BOOT_LOG.tmp" "$BOOT_LOG"
@@ -355,10 +330,9 @@ step_boot_run() {	# version config
 
 console_has() { [[ -n $BOOT_LOG ]] && grep -qE "$1" "$BOOT_LOG"; }
 
-SPLATS='WARNING:|BUG:|INFO: (possible|inconsistent|suspicious)|suspicious RCU usage|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|ODEBUG|Kernel panic|Oops|Call Trace|general protection'
 step_no_splat() {
 	[[ -s $BOOT_LOG ]] || return 1
-	if grep -nE "$SPLATS" "$BOOT_LOG" >"$LOGS/$1-$2-splats.txt"; then
+	if grep -nE "$RK_SPLATS" "$BOOT_LOG" >"$LOGS/$1-$2-splats.txt"; then
 		head -20 "$LOGS/$1-$2-splats.txt" >&2
 		return 1
 	fi
