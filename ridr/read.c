@@ -38,12 +38,28 @@ RK_HIDDEN const char ridr_reserved;
 /*
  * Index of @key among the first @n keys (sorted) of a bucket, or -1:
  * one function per key width, so each loop reads a typed array.
+ *
+ * First one probe: the keys are sorted and distinct, so @key can sit at
+ * index @key - k[0] at the most, and sits exactly there when the keys
+ * from k[0] up to it are consecutive, as ids handed out in order are
+ * (timers, ipc objects, a dense small map): then the lookup costs two
+ * key loads instead of a scan.  Every key read is below @n, so
+ * initialised (R3), and never changes while the bucket is reachable
+ * (R4): the probe can only find the one record that holds @key.
  */
 #define RIDR_DEFINE_SCAN(name, type)                                        \
 	static int name(const type *k, unsigned int n, unsigned long key)   \
 	{                                                                   \
 		unsigned int i;                                             \
+		unsigned long k0, d;                                        \
 									    \
+		if (!n)                                                     \
+			return -1;                                          \
+		k0 = rk_read_once(k[0]);                                    \
+		d = (unsigned long)(type)key - k0;                          \
+		if ((type)key >= k0 && d < n &&                             \
+		    rk_read_once(k[d]) == (type)key)                        \
+			return (int)d;                                      \
 		for (i = 0; i < n; i++) {                                   \
 			type ki = rk_read_once(k[i]);                       \
 									    \
