@@ -25,8 +25,9 @@
  * a lookup makes one dependent load per level: the root word carries the
  * root's level, every lower level's shift is derived, and no node field
  * but the slot is read.  A bucket costs an acquire load of its record
- * count, a scan of at most 32 keys and the load of the entry, all in the
- * same object.  A reader concurrent with a writer sees, for every id,
+ * count, a probe of one key (exact when the ids are consecutive) or else
+ * a scan of at most 32 keys, and the load of the entry, all in the same
+ * object.  A reader concurrent with a writer sees, for every id,
  * either the entry before or the entry after the writer's change.
  *
  * Walks concurrent with writers (ridr_get_next*(), the ridr_for_each*()
