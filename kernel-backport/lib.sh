@@ -44,10 +44,13 @@ pristine() {
 # ridr-kit commit's date, so every commit would otherwise re-copy the tree
 # and, since the copy gives the patched files new mtimes, rebuild most of
 # every kernel (patch 4 touches include/linux/sched/signal.h).
+series_stamp() {	# version -> the stamp of $OUT/version's patches
+	cat "$OUT/$1/"0*.patch | grep -v '^Date: ' | sha256sum | cut -d' ' -f1
+}
 patched_tree() {
 	local v=$1 src=$CACHE/src/linux-source-$1 dst=$CACHE/trees/$1-patched$TAG
 	local sum p
-	sum=$(cat "$OUT/$v/"0*.patch | grep -v '^Date: ' | sha256sum | cut -d' ' -f1)
+	sum=$(series_stamp "$v")
 	if [[ -e $dst/.rk-series && $(cat "$dst/.rk-series") == "$sum" ]]; then
 		return 0
 	fi

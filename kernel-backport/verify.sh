@@ -40,7 +40,7 @@
 # series at once.  Pristine trees and ccache are shared.
 set -uo pipefail
 RK=$(cd "$(dirname "$0")/.." && pwd)
-# pristine, patched_tree, generate_series, seed_build, config_has,
+# pristine, patched_tree, series_stamp, generate_series, seed_build, config_has,
 # tiny_build, rk_initramfs, rk_boot, RK_SPLATS; HERE, CACHE, TAG, MAKE.
 source "$RK/kernel-backport/lib.sh"
 VERSIONS="6.1 6.12"
@@ -254,7 +254,7 @@ step_sparse() {
 step_bisect() {
 	local v=$1 t=$CACHE/trees/$1-bisect$TAG b=$CACHE/build/$1-bisect$TAG
 	local sum n p state series
-	sum=$(cat "$OUT/$v/"0*.patch | grep -v '^Date: ' | sha256sum | cut -d' ' -f1)
+	sum=$(series_stamp "$v")
 	if [[ ! -e $t/.rk-series || $(cat "$t/.rk-series") != "$sum" ]]; then
 		rm -rf "$t" "$t.tmp"
 		cp -a "$CACHE/src/linux-source-$v" "$t.tmp" || return 1
