@@ -18,16 +18,19 @@ fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
 for setup in "ridr" "lock --global-lock" "ridr --epoll 2"; do
 	read -r mode args <<<"$setup"
+	# A file per server: a reused one could still hold the previous
+	# server's "listening on" line when the loop below first reads it.
+	out=$tmp/out.$mode.${args// /_} err=$tmp/err.$mode.${args// /_}
 	# shellcheck disable=SC2086 # $args is a list of options
-	"$server" --port 0 $args >"$tmp/out" 2>"$tmp/err" &
+	"$server" --port 0 $args >"$out" 2>"$err" &
 	spid=$!
 	port=
 	for _ in $(seq 200); do
-		port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/out")
+		port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$out")
 		[[ -n $port ]] && break
 		sleep 0.05
 	done
-	[[ -n $port ]] || { cat "$tmp/err" >&2; fail "$mode: server did not start"; continue; }
+	[[ -n $port ]] || { cat "$err" >&2; fail "$mode: server did not start"; continue; }
 	for run in "-c 50 -n 3000" "-c 4 -P 16 -n 4000"; do
 		# shellcheck disable=SC2086 # $run is a list of options
 		# Bounded: a stalled run fails here, naming the mode and run,
@@ -63,7 +66,7 @@ for setup in "ridr" "lock --global-lock" "ridr --epoll 2"; do
 	kill -TERM "$spid"
 	wait "$spid"
 	rc=$?
-	cat "$tmp/err"
+	cat "$err"
 	((rc == 0)) || fail "$mode: server exited with status $rc"
 done
 echo "redis_benchmark_smoke_test: $fails failures"

@@ -12,16 +12,22 @@ fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# Each server writes a file of its own: with one reused file, the loop
+# below could read the previous server's "listening on" line before the
+# new server's shell had truncated it, and talk to a closed port.
+runs=0
 start_server() {
-	"$server" --port 0 "$@" >"$tmp/out" 2>"$tmp/err" &
+	runs=$((runs + 1))
+	out=$tmp/out.$runs err=$tmp/err.$runs
+	"$server" --port 0 "$@" >"$out" 2>"$err" &
 	spid=$!
 	for _ in $(seq 200); do
-		port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/out")
+		port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$out")
 		[[ -n $port ]] && return 0
 		sleep 0.05
 	done
 	echo "server did not start" >&2
-	cat "$tmp/err" >&2
+	cat "$err" >&2
 	exit 1
 }
 
@@ -29,7 +35,7 @@ stop_server() {
 	kill -TERM "$spid"
 	wait "$spid"
 	local rc=$?
-	cat "$tmp/err"
+	cat "$err"
 	if ((rc != 0)); then
 		echo "FAIL: server exited with status $rc" >&2
 		fails=$((fails + 1))
