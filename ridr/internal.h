@@ -26,13 +26,21 @@
 #define RIDR_TOP_LEVEL (RIDR_MAX_LEVELS - 1)
 
 /*
- * Kinds in the low 2 bits of a slot (internal levels) or the root word.
+ * Bucket kinds in bits 1-2 of a slot (internal levels) or the root word,
+ * bit 0 clear (bit 0 set: a full node, see RIDR_TAG_FULL in ridr.h).
  * Buckets are named by the width of their keys.  Every object is at
- * least 8-byte aligned (kmalloc, malloc, full nodes 64).
+ * least 8-byte aligned (kmalloc, malloc, full nodes 64), so the three
+ * low bits of its address are free.
  */
-#define RIDR_KIND_B16 1UL
-#define RIDR_KIND_B32 2UL
-#define RIDR_KIND_B64 3UL
+#define RIDR_KIND_B16 2UL
+#define RIDR_KIND_B32 4UL
+#define RIDR_KIND_B64 6UL
+/* The root word's shift field holds every level's shift; a shift never
+ * sets the FULL tag; the tags fit below a node's alignment.
+ */
+RK_BUILD_BUG_ON(RIDR_TOP_LEVEL * RIDR_SHIFT > RIDR_ROOT_SHIFT_MASK);
+RK_BUILD_BUG_ON(RIDR_SHIFT % 2 != 0);
+RK_BUILD_BUG_ON((RIDR_ROOT_SHIFT_MASK | RIDR_KIND_MASK) >= RIDR_NODE_ALIGN);
 
 /*
  * Writer-private bits of map->flags, beside the public RIDR_ACCOUNT and
@@ -198,9 +206,25 @@ static inline unsigned long ridr_slot_base(unsigned long id, unsigned int level,
 
 /* ---- tagged words ---------------------------------------------- */
 
+/* The bucket kind of a word, or 0 for a full node (or NULL). */
 static inline unsigned long ridr_kind(const void *w)
 {
-	return (unsigned long)w & RIDR_KIND_MASK;
+	unsigned long v = (unsigned long)w;
+
+	return (v & RIDR_TAG_FULL) ? 0 : v & RIDR_KIND_MASK;
+}
+
+/* A full node as a slot's word: tagged FULL. */
+static inline void *ridr_node_word(const struct ridr_node *node)
+{
+	return (void *)((unsigned long)node | RIDR_TAG_FULL);
+}
+
+/* The level of the root full node, from its root word. */
+static inline unsigned int ridr_root_level(const void *w)
+{
+	return (unsigned int)((unsigned long)w & RIDR_ROOT_SHIFT_MASK) /
+	       RIDR_SHIFT;
 }
 
 static inline struct ridr_node *ridr_to_node(const void *w)
@@ -236,7 +260,7 @@ static inline void *ridr_root_word(const struct ridr_node *node,
 				   unsigned int level)
 {
 	return (void *)((unsigned long)node |
-			((unsigned long)level << RIDR_ROOT_LEVEL_SHIFT));
+			(unsigned long)level * RIDR_SHIFT | RIDR_TAG_FULL);
 }
 
 /* Bytes of a bucket of @cap records with @kshift-bit keys. */

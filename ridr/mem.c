@@ -408,8 +408,7 @@ void ridr_destroy(struct ridr *map)
 	if (w && ridr_kind(w)) {
 		ridr_drop_ref(map, w);
 	} else if (w) {
-		top = (unsigned int)(((unsigned long)w & RIDR_ROOT_LEVEL_MASK) >>
-				     RIDR_ROOT_LEVEL_SHIFT);
+		top = ridr_root_level(w);
 		node = ridr_to_node(w);
 		level = top;
 		at[level] = 0;

@@ -11,8 +11,11 @@
  *     address computed from it (a node, a bucket, its keys and entries)
  *     depends on that load: the writer's release store that published
  *     the word orders the pointee's initialisation before it.  Masking
- *     the tag bits off keeps the dependency.
- * R2. The level of the root full node travels in the root word; a child
+ *     the tag bits off, or subtracting the FULL tag, keeps the
+ *     dependency (an address computed from the loaded value).
+ * R2. The shift of the root full node's digit travels in the root word
+ *     (RIDR_ROOT_SHIFT_MASK), and bit 0 of every word says whether it is
+ *     a full node to descend into (RIDR_TAG_FULL in ridr.h); a child
  *     is one level below its parent.  No reader loads a node's
  *     writer-only fields, so a full node costs exactly one load, the
  *     slot, per level.
@@ -153,7 +156,7 @@ static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 	const void *word[RIDR_BULK_GROUP];
 	unsigned int walks = 0, shift, i, found = 0;
 
-	if (!w || (w & RIDR_KIND_MASK)) {
+	if (!__ridr_is_node((const void *)w)) {
 		/* Empty map or root bucket: one object for every id. */
 		for (i = 0; i < n; i++) {
 			out[i] = __ridr_find_slow((const void *)w, ids[i],
@@ -186,7 +189,7 @@ static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 				/* The slot __ridr_slot() loads next round. */
 				d = (ids[i] >> (shift - RIDR_SHIFT)) &
 				    (RIDR_SLOTS - 1);
-				node[i] = s;
+				node[i] = __ridr_slot_node(s);
 				rk_prefetch(&node[i]->slots[d]);
 				continue;
 			}
@@ -292,8 +295,7 @@ static void *ridr_next(const struct ridr *map, unsigned long *idp,
 			*idp = found;
 		return e;
 	}
-	top = (unsigned int)(((unsigned long)w & RIDR_ROOT_LEVEL_MASK) >>
-			     RIDR_ROOT_LEVEL_SHIFT);
+	top = ridr_root_level(w);
 	if (lo > ridr_span(top))
 		return NULL;
 	node = ridr_to_node(w);

@@ -23,8 +23,9 @@
  * the map's grace periods.  They take no lock, perform no atomic read-modify-write and
  * store nothing to shared memory; they are wait-free.  Through full nodes
  * a lookup makes one dependent load per level: the root word carries the
- * root's level, every lower level's shift is derived, and no node field
- * but the slot is read.  A bucket costs an acquire load of its record
+ * shift of the root's digit, every lower level's is derived, one bit of
+ * each word says "full node, go on down", and no node field but the
+ * slot is read.  A bucket costs an acquire load of its record
  * count, a probe of one key (exact when the ids are consecutive) or else
  * a scan of at most 32 keys, and the load of the entry, all in the same
  * object.  A reader concurrent with a writer sees, for every id,
@@ -99,12 +100,19 @@ extern "C" {
  */
 #define RIDR_PRELOAD_MAX (RIDR_MAX_LEVELS + 1)
 
-/* Low bits of a slot or of the root word: what the pointer points to. */
-#define RIDR_KIND_MASK 3UL
-#define RIDR_KIND_FULL 0UL	/* a full node (also: NULL, an entry) */
-/* The root word also carries the root full node's level here. */
-#define RIDR_ROOT_LEVEL_SHIFT 2
-#define RIDR_ROOT_LEVEL_MASK (15UL << RIDR_ROOT_LEVEL_SHIFT)
+/*
+ * Low bits of the root word and of an internal slot: what the word
+ * points to.  Bit 0 set (RIDR_TAG_FULL): a full node.  In the root word
+ * bits 1-5 then hold the shift of the root node's digit (RIDR_SHIFT x its
+ * level: even, at most 60), so that a reader gets the node with one AND
+ * and the shift with another; in a slot they are 0, and the node is the
+ * word minus the tag.  Bit 0 clear: NULL, or a bucket, its key width in
+ * bits 1-2 (buckets are at least 8-byte aligned).  One test of bit 0
+ * tells a lookup to go on down.
+ */
+#define RIDR_KIND_MASK 7UL
+#define RIDR_TAG_FULL 1UL
+#define RIDR_ROOT_SHIFT_MASK 0x3eUL
 /* Full nodes are aligned to this, so the root word has 6 tag bits. */
 #define RIDR_NODE_ALIGN 64
 
@@ -135,8 +143,8 @@ struct ridr_node {
 /**
  * struct ridr - an id map.
  * @root: RCU-protected root word: the top object, tagged with its kind
- *        (and, for a full node, its level); NULL when nothing was ever
- *        allocated.
+ *        (and, for a full node, its digit's shift); NULL when the map
+ *        has no object.
  * @flavor: liburcu flavor for deferred frees (userspace only).
  * @lock: serializes the locked writer functions.
  * @spare_lock: protects @spare and @nspare (innermost: taken under the
@@ -760,8 +768,7 @@ void *__ridr_find_slow(const void *word, unsigned long id, bool root);
 /* Shift of the root full node's digit, from a root word tagged FULL. */
 static inline unsigned int __ridr_root_shift(unsigned long w)
 {
-	return (unsigned int)((w & RIDR_ROOT_LEVEL_MASK) >>
-			      RIDR_ROOT_LEVEL_SHIFT) * RIDR_SHIFT;
+	return (unsigned int)(w & RIDR_ROOT_SHIFT_MASK);
 }
 
 /* @id is beyond the range of a root whose digit is at @shift (<= 60, so
@@ -772,11 +779,20 @@ static inline bool __ridr_beyond_root(unsigned long id, unsigned int shift)
 	return ((id >> shift) >> RIDR_SHIFT) != 0;
 }
 
-/* The full node a root word or a slot tagged FULL points to. */
+/* The full node a root word tagged FULL points to. */
 static inline const struct ridr_node *__ridr_full_node(unsigned long w)
 {
 	return (const struct ridr_node *)(w & ~(unsigned long)
 						  (RIDR_NODE_ALIGN - 1));
+}
+
+/* The full node a slot tagged FULL points to: the word minus the tag,
+ * which the next load folds into its displacement (still an address
+ * computed from the loaded value: the dependency holds).
+ */
+static inline const struct ridr_node *__ridr_slot_node(const void *s)
+{
+	return (const struct ridr_node *)((unsigned long)s - RIDR_TAG_FULL);
 }
 
 /* The slot of @id in @node, whose digit is at @shift: one dependent
@@ -789,12 +805,12 @@ static inline void *__ridr_slot(const struct ridr_node *node, unsigned long id,
 					      (RIDR_SLOTS - 1)]);
 }
 
-/* An internal slot's word is a full node to descend into (not NULL, not
- * a bucket).
+/* A root or internal slot's word is a full node to descend into (not
+ * NULL, not a bucket): bit 0.
  */
 static inline bool __ridr_is_node(const void *s)
 {
-	return s && !((unsigned long)s & RIDR_KIND_MASK);
+	return (unsigned long)s & RIDR_TAG_FULL;
 }
 
 /**
@@ -812,25 +828,28 @@ static inline bool __ridr_is_node(const void *s)
 static inline void *ridr_find(const struct ridr *map, unsigned long id)
 {
 	unsigned long w = (unsigned long)rk_rcu_dereference(map->root);
-	const struct ridr_node *node;
+	const void *t;	/* the current full node's word, tagged FULL */
 	unsigned int shift;
 
-	if (unlikely(!w || (w & RIDR_KIND_MASK)))
-		return __ridr_find_slow((const void *)w, id, true);
+	if (unlikely(!__ridr_is_node((const void *)w)))
+		return w ? __ridr_find_slow((const void *)w, id, true) : NULL;
 	shift = __ridr_root_shift(w);
 	if (__ridr_beyond_root(id, shift))
 		return NULL;
-	node = __ridr_full_node(w);
+	/* The root node as a slot would hold it: every level then loads
+	 * through __ridr_slot_node(), the tag folded into the load.
+	 */
+	t = (const void *)(w & ~RIDR_ROOT_SHIFT_MASK);
 	while (shift) {
-		void *s = __ridr_slot(node, id, shift);
+		void *s = __ridr_slot(__ridr_slot_node(t), id, shift);
 
 		if (unlikely(!__ridr_is_node(s)))
 			return s ? __ridr_find_slow(s, id, false) : NULL;
-		node = (const struct ridr_node *)s;
+		t = s;
 		shift -= RIDR_SHIFT;
 	}
 	/* A leaf slot holds the entry. */
-	return __ridr_slot(node, id, 0);
+	return __ridr_slot(__ridr_slot_node(t), id, 0);
 }
 
 /* The same lookup as an out-of-line function (ABI, function pointers). */

@@ -100,12 +100,6 @@
 /* Writer-side load of an RCU word: writers are serialized. */
 #define ridr_protected(p) rk_rcu_dereference_protected(p, 1)
 
-static unsigned int ridr_root_level(const void *w)
-{
-	return (unsigned int)(((unsigned long)w & RIDR_ROOT_LEVEL_MASK) >>
-			      RIDR_ROOT_LEVEL_SHIFT);
-}
-
 /* Key bits of a root bucket that must hold ids up to @id. */
 static unsigned int ridr_root_kshift(unsigned long id)
 {
@@ -429,7 +423,7 @@ static void ridr_grow(struct ridr *map, struct ridr_stock *st,
 	for (level = from + 1; level <= to; level++) {
 		top = ridr_stock_node(map, st, level);
 		/* Unreachable: plain stores (W1). */
-		rk_rcu_init_pointer(top->slots[0], child);
+		rk_rcu_init_pointer(top->slots[0], ridr_node_word(child));
 		top->count = 1;
 		top->nfull = 1;
 		if (!child->free)
@@ -593,7 +587,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 			leaf->free &= ~(1ULL << d);
 			leaf->count++;
 			ridr_place_set(map, &pl, pl.root ?
-				       ridr_root_word(leaf, 0) : (void *)leaf);
+				       ridr_root_word(leaf, 0) :
+						 ridr_node_word(leaf));
 			if (!pl.root)
 				pl.parent->nfull++;
 			ridr_bucket_unref(map, b, m);
@@ -622,7 +617,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 				b->u.w.refs++;
 			}
 			ridr_place_set(map, &pl, pl.root ?
-				       ridr_root_word(f, q) : (void *)f);
+				       ridr_root_word(f, q) :
+						 ridr_node_word(f));
 			if (!pl.root)
 				pl.parent->nfull++;
 			b->u.w.refs--;	/* @pl no longer points to @b */
@@ -749,7 +745,8 @@ static void ridr_insert_id(struct ridr *map, unsigned long id, void *ptr,
 					leaf->slots[ridr_digit(id, 0)], ptr);
 				leaf->free &= ~(1ULL << ridr_digit(id, 0));
 				leaf->count = 1;
-				rk_rcu_assign_pointer(node->slots[d], leaf);
+				rk_rcu_assign_pointer(node->slots[d],
+						      ridr_node_word(leaf));
 				node->count++;
 				node->nfull++;
 				return;
