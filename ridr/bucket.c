@@ -46,8 +46,15 @@ int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id)
 	unsigned int lo = 0, hi = b->n;
 	int found = -1;
 
-	/* Binary search over the sorted keys: [lo, hi) may hold @key. */
+	/* First the probe the readers make (read.c): keys are sorted and
+	 * distinct, so @key sits at index @key - keys[0] when the keys up
+	 * to it are consecutive, as ids handed out in order are.  Then a
+	 * binary search over the sorted keys: [lo, hi) may hold @key.
+	 */
 	RIDR_KEYS_SWITCH(b, {
+		if (hi && key >= keys[0] && key - keys[0] < hi &&
+		    keys[key - keys[0]] == key)
+			return (int)(key - keys[0]);
 		while (lo < hi) {
 			unsigned int mid = (lo + hi) / 2;
 

@@ -486,6 +486,8 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 			       void *entry, void *ptr, struct ridr_stock *st,
 			       struct ridr_need *need)
 {
+	bool planned_burst = false;
+
 	for (;;) {
 		bool clean = pl.root || (b->u.w.refs == 1 &&
 					 b->kshift == pl.level * RIDR_SHIFT);
@@ -513,7 +515,15 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 				ridr_bucket_append(b, key, entry);
 			return;
 		}
-		m = ridr_bucket_count(b, pl.lo, pl.hi);
+		/* The used records in the slot's range.  With one slot
+		 * pointing here (@pl's) that is @live, every used record the
+		 * bucket reaches (struct ridr_bucket); a shared one is
+		 * counted, and so is one the plan has burst (@refs is not
+		 * updated by a plan).
+		 */
+		m = b->u.w.refs == 1 && !planned_burst ?
+			    b->u.w.live :
+			    ridr_bucket_count(b, pl.lo, pl.hi);
 		/* Ids in one block of 64 fill a full leaf early: direct
 		 * indexing once a quarter of it would be used.
 		 */
@@ -550,8 +560,10 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 			return;
 		}
 		/* W6: burst. */
-		if (!st)
+		if (!st) {
 			need->nodes++;
+			planned_burst = true;
+		}
 		if (pl.root) {
 			unsigned long max = ridr_bucket_max(b, pl.lo, pl.hi);
 
@@ -1441,6 +1453,15 @@ static void ridr_shrink(struct ridr *map)
 	}
 }
 
+/* Whether ridr_collapse() may turn @node into a bucket: no full child,
+ * and at least one but at most @limit ids below it.
+ */
+static inline bool ridr_collapsible(const struct ridr_node *node,
+				    unsigned int limit)
+{
+	return !node->nfull && node->count && node->count <= limit;
+}
+
 /*
  * W9: replace the full node @node (level @level; the root if @parent is
  * NULL, else slot @d of @parent) by one bucket with its ids, if it has
@@ -1456,7 +1477,7 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 	unsigned long max = 0;
 	struct ridr_bucket *nb;
 
-	if (node->nfull || !node->count || node->count > limit)
+	if (!ridr_collapsible(node, limit))
 		return false;
 	for (e = 0; e < RIDR_SLOTS; e++) {
 		unsigned long lo = ridr_slot_base(base, level, e);
@@ -1546,8 +1567,8 @@ static void ridr_bucket_shrink(struct ridr *map, struct ridr_node *parent,
 /* After a removal on @id's path (@sp): collapse what fell small, from
  * the bottom up.
  */
-static void ridr_tidy(struct ridr *map, unsigned long id,
-		      const struct ridr_spot *sp, unsigned int level)
+static void ridr_tidy_run(struct ridr *map, unsigned long id,
+			  const struct ridr_spot *sp, unsigned int level)
 {
 	unsigned int top = sp->top;
 
@@ -1564,47 +1585,63 @@ static void ridr_tidy(struct ridr *map, unsigned long id,
 	}
 }
 
+/*
+ * ridr_tidy(): ridr_collapse()'s first test of the node at @level,
+ * inline, so that the common removal (a node with too many ids to
+ * collapse) makes no call.
+ */
+static inline void ridr_tidy(struct ridr *map, unsigned long id,
+			     const struct ridr_spot *sp, unsigned int level)
+{
+	const struct ridr_node *node;
+
+	if (level > sp->top)
+		return;
+	node = sp->path[level];
+	if (ridr_collapsible(node, level ? RIDR_MERGE_MAX : RIDR_COLLAPSE_MAX))
+		ridr_tidy_run(map, id, sp, level);
+}
+
 /* Remove the allocated id @id at @sp; returns its entry. */
 static void *ridr_remove_spot(struct ridr *map, unsigned long id,
-			      struct ridr_spot *spp)
+			      const struct ridr_spot *sp)
 {
-	struct ridr_spot sp = *spp;
 	void *old;
 
 	rk_write_once(map->count, map->count - 1);
-	if (sp.leaf) {	/* W8 */
+	if (sp->leaf) {	/* W8 */
 		unsigned int d = ridr_digit(id, 0), level;
 
-		old = ridr_protected(sp.leaf->slots[d]);
-		rk_rcu_init_pointer(sp.leaf->slots[d], NULL);
-		sp.leaf->free |= 1ULL << d;
-		sp.leaf->count--;
+		old = ridr_protected(sp->leaf->slots[d]);
+		rk_rcu_init_pointer(sp->leaf->slots[d], NULL);
+		sp->leaf->free |= 1ULL << d;
+		sp->leaf->count--;
 		/* The leaf has a free id now: set the bits above it up to
 		 * the first that was already set.
 		 */
-		for (level = 1; level <= sp.top; level++) {
+		for (level = 1; level <= sp->top; level++) {
 			uint64_t bit = 1ULL << ridr_digit(id, level);
 
-			if (sp.path[level]->free & bit)
+			if (sp->path[level]->free & bit)
 				break;
-			sp.path[level]->free |= bit;
+			sp->path[level]->free |= bit;
 		}
-		if (!sp.leaf->count && sp.top) {
+		if (!sp->leaf->count && sp->top) {
 			ridr_keep(map, id, 0);
-			ridr_tidy(map, id, &sp, 1);
-		} else if (sp.leaf->count) {
-			ridr_tidy(map, id, &sp, 0);
+			ridr_tidy(map, id, sp, 1);
+		} else if (sp->leaf->count) {
+			ridr_tidy(map, id, sp, 0);
 		}
 	} else {	/* W3 */
-		struct ridr_bucket *b = sp.b;
+		struct ridr_bucket *b = sp->b;
 
-		old = ridr_protected(ridr_entries(b)[sp.i]);
+		old = ridr_protected(ridr_entries(b)[sp->i]);
 		if (old == RIDR_RESERVED)
 			old = NULL;
-		rk_rcu_init_pointer(ridr_entries(b)[sp.i], NULL);
+		rk_rcu_init_pointer(ridr_entries(b)[sp->i], NULL);
 		b->u.w.live--;
-		if (!sp.root_bucket) {
-			struct ridr_node *parent = sp.path[sp.level];
+		if (!sp->root_bucket) {
+			struct ridr_node *parent = sp->path[sp->level];
 
 			if (!b->u.w.live && b->u.w.refs > 1) {
 				/* A shared bucket with nothing left: unlink
@@ -1617,28 +1654,28 @@ static void *ridr_remove_spot(struct ridr *map, unsigned long id,
 					if (ridr_protected(parent->slots[e]) ==
 					    word)
 						ridr_unlink_slot(map, parent,
-								 sp.level, e);
-				if (!parent->count && sp.level < sp.top)
-					ridr_keep(map, id, sp.level);
+								 sp->level, e);
+				if (!parent->count && sp->level < sp->top)
+					ridr_keep(map, id, sp->level);
 			} else if (!b->u.w.live) {
-				ridr_keep(map, id, sp.level - 1);
-				ridr_tidy(map, id, &sp, sp.level);
+				ridr_keep(map, id, sp->level - 1);
+				ridr_tidy(map, id, sp, sp->level);
 			} else if (b->u.w.refs > 1) {
 				/* Shared: a slot with nothing left in it
 				 * stops pointing to the bucket (W11).
 				 */
-				unsigned int d = ridr_digit(id, sp.level);
-				unsigned long lo = ridr_slot_base(id, sp.level,
+				unsigned int d = ridr_digit(id, sp->level);
+				unsigned long lo = ridr_slot_base(id, sp->level,
 								  d);
 
 				if (!ridr_bucket_count(b, lo, lo |
-						       ridr_slot_span(sp.level)))
-					ridr_unlink_slot(map, parent, sp.level,
+						       ridr_slot_span(sp->level)))
+					ridr_unlink_slot(map, parent, sp->level,
 							 d);
-				ridr_tidy(map, id, &sp, sp.level);
+				ridr_tidy(map, id, sp, sp->level);
 			} else {
-				ridr_bucket_shrink(map, parent, sp.level, id, b);
-				ridr_tidy(map, id, &sp, sp.level);
+				ridr_bucket_shrink(map, parent, sp->level, id, b);
+				ridr_tidy(map, id, sp, sp->level);
 			}
 		}
 	}
