@@ -344,7 +344,7 @@ typedef unsigned int rk_gfp_t;
 
 /* Zeroed allocation (kernel: kzalloc(size, gfp)); NULL on failure.  At
  * least 16-byte aligned (malloc's guarantee on the 64-bit targets we
- * build for; ridr keeps 2 tag bits in the low bits of its pointers). */
+ * build for; ridr keeps 3 tag bits in the low bits of its pointers). */
 void *rk_zalloc(size_t size, rk_gfp_t gfp);
 /* Zeroed allocation aligned to @align (a power of two >= 16). */
 void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp);
@@ -353,16 +353,20 @@ void rk_free(void *p, size_t size);
 
 /*
  * A cache of same-size objects (kernel: a kmem_cache, created at boot by
- * an initcall, so a 568-byte ridr node does not occupy a 1 KiB kmalloc
- * slot).  Userspace: plain rk_zalloc()/rk_free() of that size, so the
- * allocator hook below sees every cache allocation too.
+ * an initcall, so a ridr node does not occupy a 1 KiB kmalloc slot).
+ * Userspace: plain rk_zalloc()/rk_free() of that size, so the allocator
+ * hook below sees every cache allocation too.  RK_DEFINE_CACHE_SIZE()
+ * for objects that use fewer bytes than the sizeof of their aligned type
+ * (the kernel rounds the size up to the alignment for its stride).
  */
 struct rk_cache {
 	size_t size;
 	size_t align;
 };
+#define RK_DEFINE_CACHE_SIZE(name, bytes, alignment) \
+	static struct rk_cache name = { (bytes), (alignment) }
 #define RK_DEFINE_CACHE(name, type) \
-	static struct rk_cache name = { sizeof(type), _Alignof(type) }
+	RK_DEFINE_CACHE_SIZE(name, sizeof(type), _Alignof(type))
 
 static inline void *rk_cache_zalloc(struct rk_cache *c, rk_gfp_t gfp)
 {

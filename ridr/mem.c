@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * mem.c - ridr's objects: full nodes (one cache of 576-byte, 64-aligned
- * objects) and buckets (kmalloc-style allocations in a few size
- * classes), the map's spare nodes, preloads, deferred frees and
- * ridr_destroy().
+ * mem.c - ridr's objects: full nodes (one cache of 64-aligned objects
+ * of RIDR_NODE_BYTES, 544) and buckets (kmalloc-style allocations in a
+ * few size classes), the map's spare nodes, preloads, deferred frees
+ * and ridr_destroy().
  *
  * Memory rules:
  *  - Every object handed to an insertion is fresh from the allocator:
@@ -22,7 +22,7 @@
 
 #include "compat/compat.h"
 
-RK_DEFINE_CACHE(ridr_node_cache, struct ridr_node);
+RK_DEFINE_CACHE_SIZE(ridr_node_cache, RIDR_NODE_BYTES, RIDR_NODE_ALIGN);
 
 /* Record capacities of the bucket size classes. */
 static const uint8_t ridr_caps[] = { 1, 2, 3, 4, 6, 8, 11, 14, 19, 24, 32 };
@@ -40,7 +40,7 @@ unsigned int ridr_block_cap(unsigned int kshift)
 {
 	unsigned int cap = RIDR_BUCKET_MAX;
 
-	while (ridr_bucket_size(kshift, cap + 1) <= sizeof(struct ridr_node) &&
+	while (ridr_bucket_size(kshift, cap + 1) <= RIDR_NODE_BYTES &&
 	       cap < 255)
 		cap++;
 	return cap;
@@ -48,7 +48,7 @@ unsigned int ridr_block_cap(unsigned int kshift)
 
 /* A block bucket holds at least RIDR_BUCKET_MAX records. */
 RK_BUILD_BUG_ON(sizeof(struct ridr_bucket) + 8 * RIDR_BUCKET_MAX +
-		sizeof(void *) * RIDR_BUCKET_MAX > sizeof(struct ridr_node));
+		sizeof(void *) * RIDR_BUCKET_MAX > RIDR_NODE_BYTES);
 
 const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map)
 {
@@ -62,7 +62,7 @@ const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map)
 
 static size_t ridr_bucket_bytes(const struct ridr_bucket *b)
 {
-	return b->block ? sizeof(struct ridr_node) :
+	return b->block ? RIDR_NODE_BYTES :
 			  ridr_bucket_size(b->kshift, b->cap);
 }
 
@@ -216,7 +216,7 @@ struct ridr_node *ridr_stock_node(struct ridr *map, struct ridr_stock *st,
 	 * slot used and every slot free.
 	 */
 	node->free = ridr_valid_slots(level);
-	ridr_bytes_add(map, (long)sizeof(*node));
+	ridr_bytes_add(map, (long)RIDR_NODE_BYTES);
 	return node;
 }
 
@@ -280,7 +280,7 @@ static void ridr_bucket_free_rcu(struct rk_rcu_head *head)
 
 void ridr_retire_node(struct ridr *map, struct ridr_node *node)
 {
-	ridr_bytes_add(map, -(long)sizeof(*node));
+	ridr_bytes_add(map, -(long)RIDR_NODE_BYTES);
 	rk_call_rcu(ridr_flavor(map), &node->rcu, ridr_node_free_rcu);
 }
 

@@ -432,6 +432,6 @@ size_t ridr_memory(const struct ridr *map)
 	 * neither for an instant.
 	 */
 	return rk_read_once(map->bytes) +
-	       (size_t)rk_read_once(map->nspare) * sizeof(struct ridr_node);
+	       (size_t)rk_read_once(map->nspare) * RIDR_NODE_BYTES;
 }
 rk_export_symbol(ridr_memory);

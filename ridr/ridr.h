@@ -137,6 +137,18 @@ struct ridr_node {
 	struct rk_rcu_head rcu;
 } RK_ALIGNED(RIDR_NODE_ALIGN);
 
+/*
+ * Bytes a full node uses and is allocated with: up to the end of @rcu,
+ * without the tail padding its 64-byte alignment adds to sizeof (544 of
+ * 576 with 64-bit pointers).  The kernel's cache of this size and
+ * alignment has a 576-byte stride all the same; glibc's posix_memalign()
+ * then takes a 576-byte chunk instead of 592.  A node is never copied
+ * or assigned as a whole, so the padding is never touched.
+ */
+#define RIDR_NODE_BYTES                                    \
+	(__builtin_offsetof(struct ridr_node, rcu) +       \
+	 sizeof(((struct ridr_node *)0)->rcu))
+
 /* Bytes between struct ridr's @root and its writer-side fields. */
 #define RIDR_WRITER_GAP 64
 
@@ -1008,7 +1020,9 @@ unsigned long ridr_count(const struct ridr *map);
  * ridr_memory() - Bytes held by the map's objects.
  * @map: the map.
  *
- * Counts full nodes, buckets and spare nodes at their allocated sizes.
+ * Counts full nodes, buckets and spare nodes at their allocated sizes
+ * (the bytes asked of the allocator: 544 for a full node, whose cache in
+ * the kernel has a 576-byte stride).
  *
  * Context: Any; a snapshot unless writers are serialized.  Objects
  * waiting for a grace period are no longer counted.

@@ -198,7 +198,7 @@ T(remove_returns_entry_then_enoent)
 	rk_rcu_read_unlock();
 	cr_expect_eq(ridr_remove(&m, b, NULL), 0);
 	cr_expect(ridr_is_empty(&m));
-	cr_expect_leq(ridr_memory(&m), sizeof(struct ridr_node),
+	cr_expect_leq(ridr_memory(&m), RIDR_NODE_BYTES,
 		      "an emptied map of two ids keeps one object");
 	ridr_destroy(&m);
 }

@@ -204,7 +204,7 @@ T(ids_around_int_max_and_uint_max)
 		cr_expect_eq(ridr_remove(&m, h, &old), 0);
 		cr_expect_eq(old, P(1));
 		cr_expect(ridr_is_empty(&m));
-		cr_expect_leq(ridr_memory(&m), sizeof(struct ridr_node),
+		cr_expect_leq(ridr_memory(&m), RIDR_NODE_BYTES,
 			      "an emptied map of one id keeps one object");
 	}
 	ridr_destroy(&m);

@@ -16,7 +16,8 @@
 
 #define T(name, ...) Test(ridr_transitions, name, .init = fx_setup, .fini = fx_teardown, ##__VA_ARGS__)
 
-#define NODE sizeof(struct ridr_node)
+/* What a full node costs: its allocation (ridr_memory() counts it). */
+#define NODE RIDR_NODE_BYTES
 
 static void must(struct ridr *m, void *p, unsigned long min, unsigned long max,
 		 unsigned long want)

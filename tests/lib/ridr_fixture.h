@@ -42,7 +42,7 @@ static inline void fx_teardown(void)
 /* What an emptied map may keep (ridr.h, "Memory"): its root, one emptied
  * object with the full nodes above it, and its spares. */
 #define IDLE_BOUND                                                   \
-	((RIDR_MAX_LEVELS + 1 + RIDR_PRELOAD_MAX) * sizeof(struct ridr_node))
+	((RIDR_MAX_LEVELS + 1 + RIDR_PRELOAD_MAX) * RIDR_NODE_BYTES)
 
 /* Entries are never dereferenced by ridr: tag small integers as pointers. */
 #define P(n) ((void *)(uintptr_t)(0x1000 + (n) * 8))
