@@ -541,8 +541,10 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 			 */
 			if (clean && b->n == b->cap &&
 			    (!b->n || key > ridr_key(b, b->n - 1u))) {
-				unsigned int more = 2 * b->cap < 24 ?
-						    2 * b->cap : 24;
+				unsigned int more =
+					2 * b->cap < RIDR_BUCKET_MAX ?
+						2 * b->cap :
+						RIDR_BUCKET_MAX;
 
 				cap = cap > 2 * m ? cap : 2 * m;
 				cap = cap > more ? cap : more;
