@@ -255,6 +255,25 @@ typedef struct rk_rcu_flavor rk_rcu_flavor_t;
 #define rk_rcu_dereference(p) rcu_dereference(p)
 /* Writers, serialized (@c is the lockdep condition; kept). */
 #define rk_rcu_dereference_protected(p, c) rcu_dereference_protected(p, c)
+
+/*
+ * Lockdep conditions for the writers' rcu_dereference_protected():
+ * rk_lockdep_held(lock) is lockdep_is_held() of a spinlock;
+ * rk_lockdep_map_t is what a lock's dep_map is, rk_lockdep_map_of(lock)
+ * the dep_map of any lock (a spinlock, mutex or rw_semaphore), and
+ * rk_lockdep_map_held(m) whether the lock of map @m is held (no for
+ * NULL).  Without lockdep the maps do not exist: of() is NULL and held()
+ * is true, as lockdep_is_held() is then.
+ */
+#define rk_lockdep_held(lock) lockdep_is_held(lock)
+#define rk_lockdep_map_t struct lockdep_map
+#ifdef CONFIG_DEBUG_LOCK_ALLOC
+#define rk_lockdep_map_of(lock) (&(lock)->dep_map)
+#define rk_lockdep_map_held(m) ((m) && lock_is_held(m))
+#else
+#define rk_lockdep_map_of(lock) ((void)(lock), NULL)
+#define rk_lockdep_map_held(m) ((void)(m), 1)
+#endif
 /* Publish: smp_store_release(), so the pointee is initialised first. */
 #define rk_rcu_assign_pointer(p, v) rcu_assign_pointer(p, v)
 /* No ordering: NULL, or a pointer readers cannot reach yet. */

@@ -69,7 +69,10 @@ int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id)
 	return found;
 }
 
-/* Whether record @i holds an allocated id (an entry or a reservation). */
+/* Whether record @i holds an allocated id (an entry or a reservation).
+ * Writers only: the bucket was reached through a word write.c loaded
+ * with its lockdep-checked ridr_protected(), so the condition here is 1.
+ */
 static inline bool ridr_record_used(const struct ridr_bucket *b,
 				    unsigned int i)
 {

@@ -158,6 +158,10 @@ struct ridr_node {
  *        (and, for a full node, its digit's shift); NULL when the map
  *        has no object.
  * @flavor: liburcu flavor for deferred frees (userspace only).
+ * @external_lock: kernel only: the lockdep map of the caller's lock that
+ *                 serializes the __ridr_*() writers, or NULL
+ *                 (ridr_set_external_lock()); set once, before the map
+ *                 is shared, so it never dirties @root's line.
  * @lock: serializes the locked writer functions.
  * @spare_lock: protects @spare and @nspare (innermost: taken under the
  *              map's lock or a caller's, and by ridr_preload()).
@@ -184,9 +188,11 @@ struct ridr {
 	void __rk_rcu *root;
 #if RK_HAVE_FLAVORS
 	const rk_rcu_flavor_t *flavor;
+#else
+	const rk_lockdep_map_t *external_lock;
 #endif
 	/* private: keeps the writer fields off @root's cache line */
-	char reader_pad[RIDR_WRITER_GAP - (1 + RK_HAVE_FLAVORS) * sizeof(void *)];
+	char reader_pad[RIDR_WRITER_GAP - 2 * sizeof(void *)];
 	/* public: */
 	rk_spinlock_t lock;
 	rk_spinlock_t spare_lock;
@@ -207,7 +213,7 @@ struct ridr {
 #if RK_HAVE_FLAVORS
 #define RIDR_INIT_FLAVOR_ .flavor = RK_RCU_DEFAULT_FLAVOR,
 #else
-#define RIDR_INIT_FLAVOR_
+#define RIDR_INIT_FLAVOR_ .external_lock = NULL,
 #endif
 #ifdef RK_POSITIONAL_INIT
 /* C++ before C++20 (userspace only: compat/user.h, which has flavors):
@@ -279,6 +285,27 @@ void ridr_init(struct ridr *map);
  * Context: Any; @map not in use.
  */
 void ridr_init_flavor(struct ridr *map, const rk_rcu_flavor_t *flavor);
+#endif
+
+/**
+ * ridr_set_external_lock() - Name the lock that serializes @map's writers.
+ * @map: the map, initialised.
+ * @lock: the caller's lock (a spinlock, mutex or rw_semaphore) held
+ *        around every __ridr_*() call on @map.
+ *
+ * Kernel with lockdep: every load the writer functions make of the map's
+ * RCU words (rcu_dereference_protected()) then checks that @lock or the
+ * map's own lock is held, as the maple tree's mt_set_external_lock();
+ * without it only the map's own lock counts.  Userspace (no lockdep):
+ * no effect.
+ *
+ * Context: Before the map is shared.
+ */
+#if RK_HAVE_FLAVORS
+#define ridr_set_external_lock(map, lock) ((void)(map), (void)(lock))
+#else
+#define ridr_set_external_lock(map, lock) \
+	((map)->external_lock = rk_lockdep_map_of(lock))
 #endif
 
 /**

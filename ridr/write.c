@@ -97,8 +97,22 @@
 
 #include "compat/compat.h"
 
-/* Writer-side load of an RCU word: writers are serialized. */
-#define ridr_protected(p) rk_rcu_dereference_protected(p, 1)
+/*
+ * Writer-side load of an RCU word of @map: writers are serialized by the
+ * map's lock (the locked calls) or by the caller's (the __ridr_*() calls:
+ * the lock named by ridr_set_external_lock(), in the kernel with lockdep
+ * checked by rcu_dereference_protected(), as is the map's own).  Bucket
+ * records (bucket.c) are read through a bucket reached by such a load.
+ */
+#if RK_HAVE_FLAVORS
+#define ridr_writer_held(map) ((void)(map), 1)
+#else
+#define ridr_writer_held(map)                     \
+	(rk_lockdep_held(&(map)->lock) ||         \
+	 rk_lockdep_map_held((map)->external_lock))
+#endif
+#define ridr_protected(map, p) \
+	rk_rcu_dereference_protected(p, ridr_writer_held(map))
 
 /* Key bits of a root bucket that must hold ids up to @id. */
 static unsigned int ridr_root_kshift(unsigned long id)
@@ -139,6 +153,7 @@ void ridr_init(struct ridr *map)
 void ridr_init(struct ridr *map)
 {
 	rk_rcu_init_pointer(map->root, NULL);
+	map->external_lock = NULL;
 	map->keep_level = -1;
 	map->flags = 0;
 	map->keep_id = 0;
@@ -219,7 +234,7 @@ struct ridr_hint {
 static int ridr_next_free(const struct ridr *map, unsigned long start,
 			  unsigned long *out, struct ridr_hint *h)
 {
-	void *w = ridr_protected(map->root);
+	void *w = ridr_protected(map, map->root);
 	unsigned long lo = start;
 	unsigned int level, top;
 	struct ridr_node *node;
@@ -275,7 +290,7 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 				*out = slo;
 				return 0;
 			}
-			s = ridr_protected(node->slots[d]);
+			s = ridr_protected(map, node->slots[d]);
 			if (!s) {
 				*out = slo;
 				return 0;
@@ -345,7 +360,8 @@ struct ridr_place {
 };
 
 /* Largest id of a used record of @b in [@lo, @hi] (0 if none). */
-static unsigned long ridr_bucket_max(const struct ridr_bucket *b,
+static unsigned long ridr_bucket_max(const struct ridr *map,
+				     const struct ridr_bucket *b,
 				     unsigned long lo, unsigned long hi)
 {
 	unsigned long max = 0;
@@ -355,7 +371,7 @@ static unsigned long ridr_bucket_max(const struct ridr_bucket *b,
 		unsigned long id = ridr_bucket_id(b, i, lo);
 
 		if (id >= lo && id <= hi &&
-		    ridr_protected(ridr_entries(b)[i]))
+		    ridr_protected(map, ridr_entries(b)[i]))
 			max = id;
 	}
 	return max;
@@ -529,7 +545,7 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 		 */
 		dense = m + 1 > RIDR_LEAF_BURST &&
 			(pl.root ? id < RIDR_SLOTS &&
-				   ridr_bucket_max(b, pl.lo, pl.hi) < RIDR_SLOTS :
+				   ridr_bucket_max(map, b, pl.lo, pl.hi) < RIDR_SLOTS :
 				   pl.level == 1);
 		if (inside && !dense && m + 1 <= RIDR_BUCKET_MAX) {	/* W5 */
 			struct ridr_bucket *nb;
@@ -567,7 +583,7 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 			planned_burst = true;
 		}
 		if (pl.root) {
-			unsigned long max = ridr_bucket_max(b, pl.lo, pl.hi);
+			unsigned long max = ridr_bucket_max(map, b, pl.lo, pl.hi);
 
 			if (inside && id > max)
 				max = id;
@@ -586,7 +602,7 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 			leaf = ridr_stock_node(map, st, 0);
 			for (j = 0; j < b->n; j++) {
 				unsigned long rid = ridr_bucket_id(b, j, pl.lo);
-				void *e = ridr_protected(ridr_entries(b)[j]);
+				void *e = ridr_protected(map, ridr_entries(b)[j]);
 
 				if (rid < pl.lo || rid > pl.hi || !e)
 					continue;
@@ -619,7 +635,7 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 				unsigned long rid = ridr_bucket_id(b, j, pl.lo);
 
 				if (rid >= pl.lo && rid <= pl.hi &&
-				    ridr_protected(ridr_entries(b)[j]))
+				    ridr_protected(map, ridr_entries(b)[j]))
 					digits |= 1ULL << ridr_digit(rid, q);
 			}
 			while (digits) {
@@ -668,7 +684,7 @@ static void ridr_insert_id(struct ridr *map, unsigned long id, void *ptr,
 {
 	struct ridr_node *path[RIDR_MAX_LEVELS];
 	void *entry = ptr ? ptr : RIDR_RESERVED;	/* in buckets */
-	void *w = ridr_protected(map->root);
+	void *w = ridr_protected(map, map->root);
 	struct ridr_place pl;
 	struct ridr_node *node;
 	unsigned int level, top, d;
@@ -739,9 +755,9 @@ static void ridr_insert_id(struct ridr *map, unsigned long id, void *ptr,
 			}
 			return;
 		}
-		s = ridr_protected(node->slots[d]);
+		s = ridr_protected(map, node->slots[d]);
 		if (!s) {
-			void *prev = d ? ridr_protected(node->slots[d - 1]) :
+			void *prev = d ? ridr_protected(map, node->slots[d - 1]) :
 					 NULL;
 
 			if (level == 1 && prev && !ridr_kind(prev)) {
@@ -1109,7 +1125,7 @@ struct ridr_spot {
 static int ridr_locate(const struct ridr *map, unsigned long id,
 		       struct ridr_spot *sp)
 {
-	void *w = ridr_protected(map->root);
+	void *w = ridr_protected(map, map->root);
 	struct ridr_node *node;
 	unsigned int level;
 
@@ -1142,7 +1158,7 @@ static int ridr_locate(const struct ridr *map, unsigned long id,
 			sp->leaf = node;
 			return 0;
 		}
-		s = ridr_protected(node->slots[d]);
+		s = ridr_protected(map, node->slots[d]);
 		if (!s)
 			return -ENOENT;
 		if (ridr_kind(s)) {
@@ -1154,19 +1170,20 @@ static int ridr_locate(const struct ridr *map, unsigned long id,
 	}
 bucket:
 	sp->i = ridr_bucket_index(sp->b, id);
-	if (sp->i < 0 || !ridr_protected(ridr_entries(sp->b)[sp->i]))
+	if (sp->i < 0 || !ridr_protected(map, ridr_entries(sp->b)[sp->i]))
 		return -ENOENT;
 	return 0;
 }
 
 /* The entry of the allocated id @id at @sp (NULL for a reservation). */
-static void *ridr_spot_entry(const struct ridr_spot *sp, unsigned long id)
+static void *ridr_spot_entry(const struct ridr *map,
+			     const struct ridr_spot *sp, unsigned long id)
 {
 	void *e;
 
 	if (sp->leaf)
-		return ridr_protected(sp->leaf->slots[ridr_digit(id, 0)]);
-	e = ridr_protected(ridr_entries(sp->b)[sp->i]);
+		return ridr_protected(map, sp->leaf->slots[ridr_digit(id, 0)]);
+	e = ridr_protected(map, ridr_entries(sp->b)[sp->i]);
 	return e == RIDR_RESERVED ? NULL : e;
 }
 
@@ -1194,7 +1211,7 @@ void *ridr_find_locked(const struct ridr *map, unsigned long id)
 
 	if (!map || ridr_locate(map, id, &sp))
 		return NULL;
-	return ridr_spot_entry(&sp, id);
+	return ridr_spot_entry(map, &sp, id);
 }
 rk_export_symbol(ridr_find_locked);
 
@@ -1210,7 +1227,7 @@ static int ridr_do_store(struct ridr *map, unsigned long id, void *ptr,
 	int ret = 0;
 
 	if (!ridr_locate(map, id, &sp)) {
-		old = ridr_spot_entry(&sp, id);
+		old = ridr_spot_entry(map, &sp, id);
 		ridr_spot_set(&sp, id, ptr);
 	} else {
 		/* Free: the lowest free id >= @id is @id, never -ENOSPC. */
@@ -1234,7 +1251,7 @@ int __ridr_replace(struct ridr *map, void *ptr, unsigned long id,
 		return -EINVAL;
 	if (ridr_locate(map, id, &sp))
 		return -ENOENT;
-	old = ridr_spot_entry(&sp, id);
+	old = ridr_spot_entry(map, &sp, id);
 	ridr_spot_set(&sp, id, ptr);
 	if (oldp)
 		*oldp = old;
@@ -1261,7 +1278,7 @@ int __ridr_cmpxchg(struct ridr *map, unsigned long id, void *old, void *entry,
 			*curp = NULL;
 		return -ENOENT;
 	}
-	cur = ridr_spot_entry(&sp, id);
+	cur = ridr_spot_entry(map, &sp, id);
 	if (curp)
 		*curp = cur;
 	if (cur != old)
@@ -1308,7 +1325,7 @@ static struct ridr_node *ridr_parent(const struct ridr *map,
 				     unsigned long id, unsigned int level,
 				     unsigned int *top)
 {
-	void *w = ridr_protected(map->root);
+	void *w = ridr_protected(map, map->root);
 	struct ridr_node *node;
 	unsigned int l;
 
@@ -1319,7 +1336,7 @@ static struct ridr_node *ridr_parent(const struct ridr *map,
 		return NULL;
 	node = ridr_to_node(w);
 	for (l = *top; l > level + 1; l--) {
-		void *s = ridr_protected(node->slots[ridr_digit(id, l)]);
+		void *s = ridr_protected(map, node->slots[ridr_digit(id, l)]);
 
 		if (!s || ridr_kind(s))
 			return NULL;
@@ -1334,7 +1351,7 @@ static struct ridr_node *ridr_parent(const struct ridr *map,
 static void ridr_unlink_slot(struct ridr *map, struct ridr_node *parent,
 			     unsigned int level, unsigned int d)
 {
-	void *s = ridr_protected(parent->slots[d]);
+	void *s = ridr_protected(map, parent->slots[d]);
 
 	rk_rcu_init_pointer(parent->slots[d], NULL);
 	parent->count--;
@@ -1377,7 +1394,7 @@ static void ridr_prune(struct ridr *map, unsigned long id, unsigned int level)
 		if (!parent)
 			return;
 		d = ridr_digit(id, level + 1);
-		s = ridr_protected(parent->slots[d]);
+		s = ridr_protected(map, parent->slots[d]);
 		if (!s || !ridr_slot_empty(s))
 			return;
 		ridr_unlink_slot(map, parent, level + 1, d);
@@ -1386,13 +1403,13 @@ static void ridr_prune(struct ridr *map, unsigned long id, unsigned int level)
 		 */
 		{
 			unsigned int l;
-			void *w = ridr_protected(map->root);
+			void *w = ridr_protected(map, map->root);
 			struct ridr_node *node = ridr_to_node(w);
 
 			for (l = top; l > level + 1; l--) {
 				node->free |= 1ULL << ridr_digit(id, l);
 				node = ridr_to_node(
-					ridr_protected(node->slots[ridr_digit(id, l)]));
+					ridr_protected(map, node->slots[ridr_digit(id, l)]));
 			}
 		}
 		if (parent->count || level + 1 >= top)
@@ -1425,7 +1442,7 @@ static void ridr_keep(struct ridr *map, unsigned long id, unsigned int level)
 static void ridr_shrink(struct ridr *map)
 {
 	for (;;) {
-		void *w = ridr_protected(map->root), *s;
+		void *w = ridr_protected(map, map->root), *s;
 		struct ridr_node *root;
 		unsigned int top;
 
@@ -1435,7 +1452,7 @@ static void ridr_shrink(struct ridr *map)
 		top = ridr_root_level(w);
 		if (!top || root->count != 1)
 			return;
-		s = ridr_protected(root->slots[0]);
+		s = ridr_protected(map, root->slots[0]);
 		if (!s)
 			return;
 		if (ridr_kind(s)) {
@@ -1483,7 +1500,7 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 		return false;
 	for (e = 0; e < RIDR_SLOTS; e++) {
 		unsigned long lo = ridr_slot_base(base, level, e);
-		void *s = ridr_protected(node->slots[e]);
+		void *s = ridr_protected(map, node->slots[e]);
 
 		if (level) {
 			unsigned int c;
@@ -1493,7 +1510,7 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 			c = ridr_bucket_count(ridr_to_bucket(s), lo,
 					      lo | ridr_slot_span(level));
 			if (c)
-				max = ridr_bucket_max(ridr_to_bucket(s), lo,
+				max = ridr_bucket_max(map, ridr_to_bucket(s), lo,
 						      lo | ridr_slot_span(level));
 			total += c;
 		} else if (!(node->free & (1ULL << e))) {
@@ -1509,7 +1526,7 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 		return false;
 	for (e = 0; e < RIDR_SLOTS; e++) {
 		unsigned long lo = ridr_slot_base(base, level, e);
-		void *s = ridr_protected(node->slots[e]);
+		void *s = ridr_protected(map, node->slots[e]);
 
 		if (level) {
 			if (s)
@@ -1530,7 +1547,7 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 	/* Unreachable now (W12): its buckets, then the node. */
 	if (level) {
 		for (e = 0; e < RIDR_SLOTS; e++) {
-			void *s = ridr_protected(node->slots[e]);
+			void *s = ridr_protected(map, node->slots[e]);
 
 			if (s)
 				ridr_bucket_unref(map, ridr_to_bucket(s), 0);
@@ -1614,7 +1631,7 @@ static void *ridr_remove_spot(struct ridr *map, unsigned long id,
 	if (sp->leaf) {	/* W8 */
 		unsigned int d = ridr_digit(id, 0), level;
 
-		old = ridr_protected(sp->leaf->slots[d]);
+		old = ridr_protected(map, sp->leaf->slots[d]);
 		rk_rcu_init_pointer(sp->leaf->slots[d], NULL);
 		sp->leaf->free |= 1ULL << d;
 		sp->leaf->count--;
@@ -1637,7 +1654,7 @@ static void *ridr_remove_spot(struct ridr *map, unsigned long id,
 	} else {	/* W3 */
 		struct ridr_bucket *b = sp->b;
 
-		old = ridr_protected(ridr_entries(b)[sp->i]);
+		old = ridr_protected(map, ridr_entries(b)[sp->i]);
 		if (old == RIDR_RESERVED)
 			old = NULL;
 		rk_rcu_init_pointer(ridr_entries(b)[sp->i], NULL);
@@ -1653,7 +1670,7 @@ static void *ridr_remove_spot(struct ridr *map, unsigned long id,
 				void *word = ridr_bucket_word(b);
 
 				for (e = 0; e < RIDR_SLOTS; e++)
-					if (ridr_protected(parent->slots[e]) ==
+					if (ridr_protected(map, parent->slots[e]) ==
 					    word)
 						ridr_unlink_slot(map, parent,
 								 sp->level, e);
@@ -1710,7 +1727,7 @@ int __ridr_remove_if(struct ridr *map, unsigned long id, void *expected)
 		return -EINVAL;
 	if (ridr_locate(map, id, &sp))
 		return -ENOENT;
-	if (ridr_spot_entry(&sp, id) != expected)
+	if (ridr_spot_entry(map, &sp, id) != expected)
 		return -EBUSY;
 	ridr_remove_spot(map, id, &sp);
 	return 0;

@@ -326,6 +326,26 @@ T(set_flags_accepts_known_flags_only)
 	ridr_destroy(&m);
 }
 
+/* Userspace has no lockdep: naming the writers' lock changes nothing
+ * (the kernel's test_ridr checks the lockdep side). */
+T(set_external_lock_is_a_no_op_here)
+{
+	static rk_spinlock_t caller_lock = RK_SPINLOCK_INIT;
+	struct ridr m, before;
+	unsigned long id;
+
+	ridr_init(&m);
+	before = m;
+	ridr_set_external_lock(&m, &caller_lock);
+	cr_expect_eq(memcmp(&m, &before, sizeof(m)), 0,
+		     "ridr_set_external_lock() changed the map");
+	rk_spin_lock(&caller_lock);
+	cr_expect_eq(__ridr_alloc(&m, P(1), 0, 10, &id, NULL), 0);
+	cr_expect_eq(__ridr_remove(&m, id, NULL), 0);
+	rk_spin_unlock(&caller_lock);
+	ridr_destroy(&m);
+}
+
 /* ---- writer lookup, read lock ---- */
 
 T(find_locked_sees_what_find_sees)

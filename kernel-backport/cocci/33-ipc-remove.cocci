@@ -39,3 +39,13 @@ expression E, I, F, D;
 - idr_for_each(&E->ipcs_idr, F, D)
 + ipc_for_each(E, F, D)
 )
+
+// Lockdep: ids->rwsem serializes the writers (above), so the map's writer
+// loads check it (ridr_set_external_lock(), like the maple tree's
+// mt_set_external_lock()); without lockdep the line compiles to nothing
+// but the store of NULL.
+@@
+expression E;
+@@
+  ridr_init(&E->ipcs_ridr);
++ ridr_set_external_lock(&E->ipcs_ridr, &E->rwsem);

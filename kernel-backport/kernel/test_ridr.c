@@ -167,6 +167,15 @@ static void test_preload_under_spinlock(void)
 	int ret;
 
 	ridr_init(&map);
+	/* The writers' loads check caller_lock under lockdep. */
+	ridr_set_external_lock(&map, &caller_lock);
+#ifdef CONFIG_DEBUG_LOCK_ALLOC
+	/* The map names caller_lock: held inside, not outside. */
+	spin_lock(&caller_lock);
+	RIDR_CHECK(lock_is_held(map.external_lock));
+	spin_unlock(&caller_lock);
+	RIDR_CHECK(!lock_is_held(map.external_lock));
+#endif
 	RIDR_CHECK(!ridr_preload(&pl, &map, 1UL << 30, GFP_KERNEL));
 	spin_lock(&caller_lock);
 	ret = __ridr_alloc(&map, entry_for(1UL << 29), 1UL << 29, 1UL << 30,
