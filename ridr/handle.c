@@ -399,6 +399,8 @@ int ridr_handles_init(struct ridr_handles *hs, unsigned int gen_bits)
 		return ret;
 	ridr_init(&hs->map);
 	ridr_init(&hs->gens);
+	/* @gens is written under @map's lock (H1): lockdep checks that. */
+	ridr_set_external_lock(&hs->gens, &hs->map.lock);
 	return 0;
 }
 rk_export_symbol(ridr_handles_init);
