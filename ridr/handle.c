@@ -284,18 +284,8 @@ int ridr_handle_alloc(struct ridr_handles *hs, void *ptr, uint64_t *hp)
 	}
 	if (spare)
 		rk_free(spare, ridr_gen_chunk_size(hs));
-	if (plm.nr) {
-		if (ret < 0)
-			ridr_preload_return(&plm, sm);
-		else
-			ridr_preload_end(&plm);
-	}
-	if (plg.nr) {
-		if (ret < 0)
-			ridr_preload_return(&plg, sg);
-		else
-			ridr_preload_end(&plg);
-	}
+	ridr_preload_finish(&plm, ret, sm);
+	ridr_preload_finish(&plg, ret, sg);
 	return ret;
 }
 rk_export_symbol(ridr_handle_alloc);

@@ -306,12 +306,7 @@ static int ridr_ida_alloc_locked(struct ridr_ida *ida, unsigned long min,
 	}
 	if (spare)
 		rk_cache_free(&ridr_ida_cache, spare);
-	if (pl.nr) {
-		if (ret < 0)
-			ridr_preload_return(&pl, spares);
-		else
-			ridr_preload_end(&pl);
-	}
+	ridr_preload_finish(&pl, ret, spares);
 	return ret;
 }
 

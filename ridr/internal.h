@@ -366,6 +366,21 @@ RK_HIDDEN unsigned int ridr_spares(struct ridr *map);
  */
 RK_HIDDEN void ridr_preload_return(struct ridr_preload *pl,
 				   unsigned int spares);
+/* End the preload a locked call made for itself: if the call failed
+ * (@ret < 0) the map is as it was, so only its own @spares go back
+ * (ridr_preload_return()); else ridr_preload_end().  Nothing to do for a
+ * preload that holds no node.
+ */
+static inline void ridr_preload_finish(struct ridr_preload *pl, int ret,
+				       unsigned int spares)
+{
+	if (!pl->nr)
+		return;
+	if (ret < 0)
+		ridr_preload_return(pl, spares);
+	else
+		ridr_preload_end(pl);
+}
 
 /* ---- write.c -------------------------------------------------------- */
 

@@ -1038,12 +1038,7 @@ static int ridr_locked(struct ridr *map, const struct ridr_args *a)
 		if (ridr_preload(&pl, map, a->max, gfp))
 			break;	/* -ENOMEM, map unchanged */
 	}
-	if (!pl.nr)
-		return ret;
-	if (ret < 0)	/* the map as it was: only its own spares go back */
-		ridr_preload_return(&pl, spares);
-	else
-		ridr_preload_end(&pl);
+	ridr_preload_finish(&pl, ret, spares);
 	return ret;
 }
 
