@@ -1014,44 +1014,74 @@ static int ridr_run(struct ridr *map, const struct ridr_args *a,
  * retry (the tree may have changed meanwhile: the preload covers any
  * insertion of an id <= @a->max).  What the retry did not use becomes
  * the map's spares.
+ *
+ * ridr_locked_retry(): the part after a first try that failed with
+ * -ENOMEM, which took nothing, so the map's spares are its own.
  */
-static int ridr_locked(struct ridr *map, const struct ridr_args *a)
+static int ridr_locked_retry(struct ridr *map, const struct ridr_args *a)
 {
 	struct ridr_preload pl;	/* only .nr and .map need initialising */
 	rk_gfp_t gfp = (rk_read_once(map->flags) & RIDR_ATOMIC) ?
 			       RK_GFP_ATOMIC : RK_GFP_KERNEL;
-	unsigned int spares;
-	int ret, tries;
+	unsigned int spares = ridr_spares(map);
+	int ret = -ENOMEM, tries;
 
 	pl.nr = 0;
 	pl.map = NULL;
-	spares = 0;
-	for (tries = 0;; tries++) {
+	for (tries = 1; tries <= 2; tries++) {
+		if (ridr_preload(&pl, map, a->max, gfp))
+			break;	/* -ENOMEM, map unchanged */
 		ridr_lock(map);
 		ret = ridr_run(map, a, &pl);
 		ridr_unlock(map);
-		if (ret != -ENOMEM || tries == 2)
+		if (ret != -ENOMEM)
 			break;
-		/* A failed try took nothing: the spares are the map's. */
-		if (!tries)
-			spares = ridr_spares(map);
-		if (ridr_preload(&pl, map, a->max, gfp))
-			break;	/* -ENOMEM, map unchanged */
 	}
 	ridr_preload_finish(&pl, ret, spares);
 	return ret;
 }
 
+static int ridr_locked(struct ridr *map, const struct ridr_args *a)
+{
+	struct ridr_preload none;	/* the first try preloads nothing */
+	int ret;
+
+	none.nr = 0;
+	none.map = NULL;
+	ridr_lock(map);
+	ret = ridr_run(map, a, &none);
+	ridr_unlock(map);
+	return ret == -ENOMEM ? ridr_locked_retry(map, a) : ret;
+}
+
+/* ridr_locked() for the allocations, whose first try (the common case:
+ * no retry) calls ridr_do_alloc() directly.
+ */
 static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
 			     unsigned long max, unsigned long *idp,
 			     enum ridr_op op)
 {
-	struct ridr_args a = { .op = op, .ptr = ptr, .min = min, .max = max,
-			       .idp = idp, .oldp = NULL };
+	struct ridr_preload none;
+	struct ridr_args a;
+	int ret;
 
 	if (!map || !idp || min > max)
 		return -EINVAL;
-	return ridr_locked(map, &a);
+	none.nr = 0;
+	none.map = NULL;
+	ridr_lock(map);
+	ret = ridr_do_alloc(map, ptr, min, max, idp, op == RIDR_OP_CYCLIC,
+			    &none);
+	ridr_unlock(map);
+	if (ret != -ENOMEM)
+		return ret;
+	a.op = op;
+	a.ptr = ptr;
+	a.min = min;
+	a.max = max;
+	a.idp = idp;
+	a.oldp = NULL;
+	return ridr_locked_retry(map, &a);
 }
 
 int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,

@@ -620,3 +620,70 @@ T(alloc_cyclic_wrap_failure_leaves_map_unchanged)
 {
 	inject(OP_CYCLIC_WRAP);
 }
+
+/*
+ * A locked insertion whose first try (RK_GFP_NOWAIT under the lock)
+ * fails drops the lock, preloads and tries again: with every allocation
+ * failing it asks the allocator for more than the caller-serialized
+ * call, which has no retry, and still reports -ENOMEM with the map
+ * unchanged.
+ */
+static long allocs_when_all_fail(struct ridr *m, enum op op, int *ret)
+{
+	long a0 = __atomic_load_n(&fx_alloc.total_allocs, __ATOMIC_RELAXED);
+	unsigned long id = 0, far = (1UL << 40) + 3;
+
+	fx_alloc.fail_all = true;
+	switch (op) {
+	case OP_RAW:
+		ridr_lock(m);
+		*ret = __ridr_alloc(m, P(99), far, ULONG_MAX, &id, NULL);
+		ridr_unlock(m);
+		break;
+	case OP_ALLOC:
+		*ret = ridr_alloc(m, P(99), far, ULONG_MAX, &id);
+		break;
+	case OP_CYCLIC:
+		*ret = ridr_alloc_cyclic(m, P(99), far, ULONG_MAX, &id);
+		break;
+	case OP_CYCLIC_WRAP:
+		*ret = ridr_alloc_cyclic_wrap(m, P(99), far, ULONG_MAX, &id);
+		break;
+	case OP_INSERT:
+		*ret = ridr_insert(m, far, P(99));
+		break;
+	default:
+		*ret = ridr_store(m, far, P(99), NULL);
+		break;
+	}
+	fx_alloc.fail_all = false;
+	return __atomic_load_n(&fx_alloc.total_allocs, __ATOMIC_RELAXED) - a0;
+}
+
+T(locked_insertions_retry_with_a_preload)
+{
+	static const enum op ops[] = { OP_ALLOC, OP_CYCLIC, OP_CYCLIC_WRAP,
+				       OP_INSERT, OP_STORE };
+	struct ridr m;
+	struct snap s;
+	long raw;
+	int ret;
+
+	ridr_init(&m);
+	for (unsigned long i = 0; i < 70; i++)
+		must_alloc(&m, P(i), 0, ULONG_MAX);
+	take_snap(&m, &s);
+	raw = allocs_when_all_fail(&m, OP_RAW, &ret);
+	cr_assert_eq(ret, -ENOMEM);
+	cr_assert_gt(raw, 0, "the raw call asked for nothing");
+	for (unsigned int i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		long locked = allocs_when_all_fail(&m, ops[i], &ret);
+
+		cr_expect_eq(ret, -ENOMEM, "op %u: got %d", i, ret);
+		cr_expect_gt(locked, raw,
+			     "op %u asked for %ld allocations, the raw call "
+			     "%ld: no retry with a preload", i, locked, raw);
+		expect_same(&m, &s, "a locked insertion that failed");
+	}
+	ridr_destroy(&m);
+}
