@@ -266,6 +266,9 @@ typedef struct rk_rcu_flavor rk_rcu_flavor_t;
  * is true, as lockdep_is_held() is then.
  */
 #define rk_lockdep_held(lock) lockdep_is_held(lock)
+/* A lockdep class key, and giving a lock that class (ridr_init()). */
+#define rk_lock_class_key_t struct lock_class_key
+#define rk_lockdep_set_class(lock, key) lockdep_set_class(lock, key)
 #define rk_lockdep_map_t struct lockdep_map
 #ifdef CONFIG_DEBUG_LOCK_ALLOC
 #define rk_lockdep_map_of(lock) (&(lock)->dep_map)

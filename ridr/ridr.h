@@ -270,9 +270,22 @@ struct ridr_preload {
  * ridr_init() - Initialise an empty map using the default RCU flavor.
  * @map: the map.
  *
+ * In the kernel a macro: each call site gives the map's lock a lockdep
+ * class of its own (a static key, as spin_lock_init() does), so maps of
+ * different users may nest their locks without a false report.
+ *
  * Context: Any; @map not in use.
  */
+#if RK_HAVE_FLAVORS
 void ridr_init(struct ridr *map);
+#else
+void __ridr_init(struct ridr *map, rk_lock_class_key_t *key);
+#define ridr_init(map)                                          \
+	do {                                                    \
+		static rk_lock_class_key_t __ridr_key;          \
+		__ridr_init(map, &__ridr_key);                  \
+	} while (0)
+#endif
 
 #if RK_HAVE_FLAVORS
 /**

@@ -149,8 +149,9 @@ void ridr_init(struct ridr *map)
 {
 	ridr_init_flavor(map, RK_RCU_DEFAULT_FLAVOR);
 }
+rk_export_symbol(ridr_init);
 #else
-void ridr_init(struct ridr *map)
+void __ridr_init(struct ridr *map, rk_lock_class_key_t *key)
 {
 	rk_rcu_init_pointer(map->root, NULL);
 	map->external_lock = NULL;
@@ -163,10 +164,14 @@ void ridr_init(struct ridr *map)
 	map->spare = NULL;
 	map->nspare = 0;
 	rk_spin_lock_init(&map->lock);
+	/* ridr_init() passes a key of its call site's own: each user's
+	 * maps get a lockdep class of their own, as with spin_lock_init().
+	 */
+	rk_lockdep_set_class(&map->lock, key);
 	rk_spin_lock_init(&map->spare_lock);
 }
+rk_export_symbol(__ridr_init);
 #endif
-rk_export_symbol(ridr_init);
 
 void ridr_lock(struct ridr *map)
 	rk_acquires(&map->lock)

@@ -18,9 +18,18 @@ fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# The headers as userspace compiles them: RK_HAVE_FLAVORS is 1 here, so
+# the #else branch of an "#if RK_HAVE_FLAVORS" block declares kernel-only
+# names (such blocks do not nest).
+userspace() {
+	awk '/^#if RK_HAVE_FLAVORS$/ { in_if = 1; keep = 1; next }
+	     in_if && /^#else$/ { keep = 0; next }
+	     in_if && /^#endif/ { in_if = 0; keep = 1; next }
+	     !in_if || keep' "$@"
+}
 # Declared: a line that starts a non-static declaration and names a
 # function "type name(" with one of our prefixes.
-grep -hoE '^[a-z][a-z_ ]*[ *]+(__ridr|ridr|lockref|rk)_[a-z0-9_]+\(' "$@" |
+userspace "$@" | grep -oE '^[a-z][a-z_ ]*[ *]+(__ridr|ridr|lockref|rk)_[a-z0-9_]+\(' |
 	grep -vE '^static' | grep -oE '[a-z_][a-z0-9_]*\($' | tr -d '(' |
 	sort -u >"$tmp/declared"
 [[ -s $tmp/declared ]] || { echo "no declarations found in $*" >&2; exit 1; }
