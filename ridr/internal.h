@@ -148,8 +148,8 @@ RK_BUILD_BUG_ON(sizeof(struct ridr_node) !=
 RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr, lock) < RIDR_WRITER_GAP);
 
 /* RIDR_NODE_BYTES (ridr.h) ends inside the last line of the node. */
-RK_BUILD_BUG_ON(RIDR_NODE_BYTES > sizeof(struct ridr_node));
-RK_BUILD_BUG_ON(RIDR_NODE_BYTES <= sizeof(struct ridr_node) - RIDR_NODE_ALIGN);
+RK_BUILD_BUG_ON(sizeof(struct ridr_node) < RIDR_NODE_BYTES);
+RK_BUILD_BUG_ON(sizeof(struct ridr_node) - RIDR_NODE_ALIGN >= RIDR_NODE_BYTES);
 RK_BUILD_BUG_ON(RIDR_BUCKET_MAX >= RIDR_SLOTS); /* a bucket is never full */
 
 /* ---- ids and levels ---------------------------------------------- */
