@@ -461,27 +461,113 @@ T(preload_lets_a_spinlocked_caller_allocate_without_allocating)
 enum op { OP_ALLOC, OP_CYCLIC, OP_RAW, OP_PRELOAD, OP_INSERT, OP_STORE,
 	  OP_RAW_INSERT, OP_RAW_STORE, OP_CYCLIC_WRAP };
 
+/* A map holding ids 0..69, and its snapshot in *@s. */
+static void map_of_70(struct ridr *m, struct snap *s)
+{
+	ridr_init(m);
+	for (unsigned long i = 0; i < 70; i++)
+		must_alloc(m, P(i), 0, ULONG_MAX);
+	take_snap(m, s);
+}
+
+/*
+ * Operation @op on @m: each inserts 2^40 + 3 into a map holding small
+ * ids, which needs new root levels and a new path: several allocation
+ * points.  The cyclic ones first move the cursor there (and take *@s
+ * again).  *@id gets the id (0 until one is allocated).
+ */
+static int run_op(struct ridr *m, enum op op, struct snap *s,
+		  unsigned long *id)
+{
+	struct ridr_preload pl = RIDR_PRELOAD_INIT;
+	int ret;
+
+	*id = 0;
+	switch (op) {
+	case OP_ALLOC:
+		ret = ridr_alloc(m, P(99), (1UL << 40) + 3, ULONG_MAX,
+				 id);
+		break;
+	case OP_CYCLIC:
+		ridr_lock(m);
+		__ridr_set_cursor(m, (1UL << 40) + 3);
+		ridr_unlock(m);
+		take_snap(m, s);
+		ret = ridr_alloc_cyclic(m, P(99), 100, ULONG_MAX, id);
+		break;
+	case OP_RAW:
+		ridr_lock(m);
+		ret = __ridr_alloc(m, P(99), (1UL << 40) + 3,
+				   ULONG_MAX, id, NULL);
+		ridr_unlock(m);
+		break;
+	case OP_INSERT:
+		ret = ridr_insert(m, (1UL << 40) + 3, P(99));
+		*id = (1UL << 40) + 3;
+		break;
+	case OP_STORE: {
+		void *old = P(7);
+
+		ret = ridr_store(m, (1UL << 40) + 3, P(99), &old);
+		*id = (1UL << 40) + 3;
+		cr_expect_eq(old, ret ? P(7) : NULL,
+			     "store's *oldp: untouched on failure, "
+			     "NULL for a free id");
+		break;
+	}
+	case OP_RAW_INSERT:
+		ridr_lock(m);
+		ret = __ridr_insert(m, (1UL << 40) + 3, P(99), NULL);
+		ridr_unlock(m);
+		*id = (1UL << 40) + 3;
+		break;
+	case OP_RAW_STORE:
+		ridr_lock(m);
+		ret = __ridr_store(m, (1UL << 40) + 3, P(99), NULL,
+				   NULL);
+		ridr_unlock(m);
+		*id = (1UL << 40) + 3;
+		break;
+	case OP_CYCLIC_WRAP:
+		ridr_lock(m);
+		__ridr_set_cursor(m, (1UL << 40) + 3);
+		ridr_unlock(m);
+		take_snap(m, s);
+		ret = ridr_alloc_cyclic_wrap(m, P(99), 100, ULONG_MAX,
+					     id);
+		break;
+	default:
+		ret = ridr_preload(&pl, m, ULONG_MAX, RK_GFP_KERNEL);
+		if (!ret) {
+			fx_alloc.fail_all = true;
+			ridr_lock(m);
+			ret = __ridr_alloc(m, P(99), (1UL << 40) + 3,
+					   ULONG_MAX, id, &pl);
+			ridr_unlock(m);
+			fx_alloc.fail_all = false;
+			cr_assert_eq(ret, 0, "a full preload ran short");
+		}
+		ridr_preload_end(&pl);
+		break;
+	}
+	return ret;
+}
+
 /*
  * Make the k-th allocation fail for k = 1, 2, ... until the operation
  * succeeds without hitting the failure; every failure must return
  * -ENOMEM and leave the map exactly as it was, with nothing leaked.
- * The operation inserts 2^40 + 3 into a map holding small ids, which
- * needs new root levels and a new path: several allocation points.
  */
 static void inject(enum op op)
 {
 	for (long k = 1;; k++) {
 		struct ridr m;
 		struct snap s;
-		struct ridr_preload pl = RIDR_PRELOAD_INIT;
-		unsigned long id = 0;
+		unsigned long id;
 		long live;
 		int ret;
 
-		ridr_init(&m);
-		for (unsigned long i = 0; i < 70; i++)
-			must_alloc(&m, P(i), 0, ULONG_MAX);
-		take_snap(&m, &s);
+		map_of_70(&m, &s);
 		/* Earlier iterations' frees are deferred: settle them. */
 		live = fx_live_after_grace();
 		/* The calls fall back after a failed allocation (a bucket
@@ -491,73 +577,7 @@ static void inject(enum op op)
 			fx_alloc.fail_at = k;
 		else
 			fx_alloc.fail_from = k;
-		switch (op) {
-		case OP_ALLOC:
-			ret = ridr_alloc(&m, P(99), (1UL << 40) + 3, ULONG_MAX,
-					 &id);
-			break;
-		case OP_CYCLIC:
-			ridr_lock(&m);
-			__ridr_set_cursor(&m, (1UL << 40) + 3);
-			ridr_unlock(&m);
-			take_snap(&m, &s);
-			ret = ridr_alloc_cyclic(&m, P(99), 100, ULONG_MAX, &id);
-			break;
-		case OP_RAW:
-			ridr_lock(&m);
-			ret = __ridr_alloc(&m, P(99), (1UL << 40) + 3,
-					   ULONG_MAX, &id, NULL);
-			ridr_unlock(&m);
-			break;
-		case OP_INSERT:
-			ret = ridr_insert(&m, (1UL << 40) + 3, P(99));
-			id = (1UL << 40) + 3;
-			break;
-		case OP_STORE: {
-			void *old = P(7);
-
-			ret = ridr_store(&m, (1UL << 40) + 3, P(99), &old);
-			id = (1UL << 40) + 3;
-			cr_expect_eq(old, ret ? P(7) : NULL,
-				     "store's *oldp: untouched on failure, "
-				     "NULL for a free id");
-			break;
-		}
-		case OP_RAW_INSERT:
-			ridr_lock(&m);
-			ret = __ridr_insert(&m, (1UL << 40) + 3, P(99), NULL);
-			ridr_unlock(&m);
-			id = (1UL << 40) + 3;
-			break;
-		case OP_RAW_STORE:
-			ridr_lock(&m);
-			ret = __ridr_store(&m, (1UL << 40) + 3, P(99), NULL,
-					   NULL);
-			ridr_unlock(&m);
-			id = (1UL << 40) + 3;
-			break;
-		case OP_CYCLIC_WRAP:
-			ridr_lock(&m);
-			__ridr_set_cursor(&m, (1UL << 40) + 3);
-			ridr_unlock(&m);
-			take_snap(&m, &s);
-			ret = ridr_alloc_cyclic_wrap(&m, P(99), 100, ULONG_MAX,
-						     &id);
-			break;
-		default:
-			ret = ridr_preload(&pl, &m, ULONG_MAX, RK_GFP_KERNEL);
-			if (!ret) {
-				fx_alloc.fail_all = true;
-				ridr_lock(&m);
-				ret = __ridr_alloc(&m, P(99), (1UL << 40) + 3,
-						   ULONG_MAX, &id, &pl);
-				ridr_unlock(&m);
-				fx_alloc.fail_all = false;
-				cr_assert_eq(ret, 0, "a full preload ran short");
-			}
-			ridr_preload_end(&pl);
-			break;
-		}
+		ret = run_op(&m, op, &s, &id);
 		fx_alloc.fail_at = 0;
 		fx_alloc.fail_from = 0;
 		fx_alloc.fail_all = false;
@@ -628,34 +648,14 @@ T(alloc_cyclic_wrap_failure_leaves_map_unchanged)
  * call, which has no retry, and still reports -ENOMEM with the map
  * unchanged.
  */
-static long allocs_when_all_fail(struct ridr *m, enum op op, int *ret)
+static long allocs_when_all_fail(struct ridr *m, enum op op,
+				 struct snap *s, int *ret)
 {
 	long a0 = __atomic_load_n(&fx_alloc.total_allocs, __ATOMIC_RELAXED);
-	unsigned long id = 0, far = (1UL << 40) + 3;
+	unsigned long id;
 
 	fx_alloc.fail_all = true;
-	switch (op) {
-	case OP_RAW:
-		ridr_lock(m);
-		*ret = __ridr_alloc(m, P(99), far, ULONG_MAX, &id, NULL);
-		ridr_unlock(m);
-		break;
-	case OP_ALLOC:
-		*ret = ridr_alloc(m, P(99), far, ULONG_MAX, &id);
-		break;
-	case OP_CYCLIC:
-		*ret = ridr_alloc_cyclic(m, P(99), far, ULONG_MAX, &id);
-		break;
-	case OP_CYCLIC_WRAP:
-		*ret = ridr_alloc_cyclic_wrap(m, P(99), far, ULONG_MAX, &id);
-		break;
-	case OP_INSERT:
-		*ret = ridr_insert(m, far, P(99));
-		break;
-	default:
-		*ret = ridr_store(m, far, P(99), NULL);
-		break;
-	}
+	*ret = run_op(m, op, s, &id);
 	fx_alloc.fail_all = false;
 	return __atomic_load_n(&fx_alloc.total_allocs, __ATOMIC_RELAXED) - a0;
 }
@@ -669,15 +669,12 @@ T(locked_insertions_retry_with_a_preload)
 	long raw;
 	int ret;
 
-	ridr_init(&m);
-	for (unsigned long i = 0; i < 70; i++)
-		must_alloc(&m, P(i), 0, ULONG_MAX);
-	take_snap(&m, &s);
-	raw = allocs_when_all_fail(&m, OP_RAW, &ret);
+	map_of_70(&m, &s);
+	raw = allocs_when_all_fail(&m, OP_RAW, &s, &ret);
 	cr_assert_eq(ret, -ENOMEM);
 	cr_assert_gt(raw, 0, "the raw call asked for nothing");
 	for (unsigned int i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		long locked = allocs_when_all_fail(&m, ops[i], &ret);
+		long locked = allocs_when_all_fail(&m, ops[i], &s, &ret);
 
 		cr_expect_eq(ret, -ENOMEM, "op %u: got %d", i, ret);
 		cr_expect_gt(locked, raw,
