@@ -434,8 +434,6 @@ extern const struct rcu_flavor_struct urcu_bp_flavor;
  * the lockdep condition in the kernel; userspace compiles it, as the
  * operand of a sizeof, and never evaluates it). */
 #define rk_rcu_dereference_protected(p, c) ((void)sizeof(c), rk_read_once(p))
-/* Lockdep (kernel: see compat/kernel.h): none here. */
-#define rk_lockdep_held(lock) ((void)(lock), 1)
 /* Store with no ordering: NULL, or a pointer readers cannot reach yet. */
 #define rk_rcu_init_pointer(p, v) rk_write_once(p, v)
 
