@@ -42,31 +42,8 @@
 
 int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id)
 {
-	unsigned long key = id & ridr_low_mask(b->kshift);
-	unsigned int lo = 0, hi = b->n;
-	int found = -1;
-
-	/* First the probe the readers make (read.c): keys are sorted and
-	 * distinct, so @key sits at index @key - keys[0] when the keys up
-	 * to it are consecutive, as ids handed out in order are.  Then a
-	 * binary search over the sorted keys: [lo, hi) may hold @key.
-	 */
-	RIDR_KEYS_SWITCH(b, {
-		if (hi && key >= keys[0] && key - keys[0] < hi &&
-		    keys[key - keys[0]] == key)
-			return (int)(key - keys[0]);
-		while (lo < hi) {
-			unsigned int mid = (lo + hi) / 2;
-
-			if (keys[mid] < key)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < b->n && keys[lo] == key)
-			found = (int)lo;
-	});
-	return found;
+	/* The readers' search (read.c): the probe, then a scan. */
+	return ridr_key_index(b, b->n, id & ridr_low_mask(b->kshift));
 }
 
 /* Whether record @i holds an allocated id (an entry or a reservation).

@@ -390,6 +390,62 @@ static inline void ridr_preload_finish(struct ridr_preload *pl, int ret,
 RK_HIDDEN int ridr_first_free(const struct ridr *map, unsigned long start,
 			      unsigned long *out);
 
+/* ---- key search (readers and writers) ---------------------------- */
+
+/*
+ * Index of @key among the first @n keys (sorted) of a bucket, or -1:
+ * one function per key width, so each loop reads a typed array.
+ * Readers (read.c) and writers (bucket.c) search alike; inline in both.
+ *
+ * First one probe: the keys are sorted and distinct, so @key can sit at
+ * index @key - k[0] at the most, and sits exactly there when the keys
+ * from k[0] up to it are consecutive, as ids handed out in order are
+ * (timers, ipc objects, a dense small map): then the lookup costs two
+ * key loads instead of a scan.  Every key read is below @n, so
+ * initialised (R3 in read.c), and never changes while the bucket is
+ * reachable (R4): the probe can only find the one record that holds @key.
+ */
+#define RIDR_DEFINE_SCAN(name, type)                                        \
+	static inline int name(const type *k, unsigned int n,               \
+			       unsigned long key)                           \
+	{                                                                   \
+		unsigned int i;                                             \
+		unsigned long k0, d;                                        \
+									    \
+		if (!n)                                                     \
+			return -1;                                          \
+		k0 = rk_read_once(k[0]);                                    \
+		d = (unsigned long)(type)key - k0;                          \
+		if ((type)key >= k0 && d < n &&                             \
+		    rk_read_once(k[d]) == (type)key)                        \
+			return (int)d;                                      \
+		for (i = 0; i < n; i++) {                                   \
+			type ki = rk_read_once(k[i]);                       \
+									    \
+			if (ki >= (type)key)                                \
+				return ki == (type)key ? (int)i : -1;       \
+		}                                                           \
+		return -1;                                                  \
+	}
+RIDR_DEFINE_SCAN(ridr_scan16, uint16_t)
+RIDR_DEFINE_SCAN(ridr_scan32, uint32_t)
+RIDR_DEFINE_SCAN(ridr_scan64, uint64_t)
+
+static inline int ridr_key_index(const struct ridr_bucket *b,
+				 unsigned int n, unsigned long key)
+{
+	const void *keys = b->data;
+
+	switch (ridr_key_bytes(b->kshift)) {
+	case 2:
+		return ridr_scan16(keys, n, key);
+	case 4:
+		return ridr_scan32(keys, n, key);
+	default:
+		return ridr_scan64(keys, n, key);
+	}
+}
+
 /* ---- bucket.c ------------------------------------------------------- */
 
 /* Index of the record whose key is @id's (live, reserved or a

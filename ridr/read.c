@@ -38,56 +38,16 @@
  */
 RK_HIDDEN const char ridr_reserved;
 
-/*
- * Index of @key among the first @n keys (sorted) of a bucket, or -1:
- * one function per key width, so each loop reads a typed array.
- *
- * First one probe: the keys are sorted and distinct, so @key can sit at
- * index @key - k[0] at the most, and sits exactly there when the keys
- * from k[0] up to it are consecutive, as ids handed out in order are
- * (timers, ipc objects, a dense small map): then the lookup costs two
- * key loads instead of a scan.  Every key read is below @n, so
- * initialised (R3), and never changes while the bucket is reachable
- * (R4): the probe can only find the one record that holds @key.
- */
-#define RIDR_DEFINE_SCAN(name, type)                                        \
-	static int name(const type *k, unsigned int n, unsigned long key)   \
-	{                                                                   \
-		unsigned int i;                                             \
-		unsigned long k0, d;                                        \
-									    \
-		if (!n)                                                     \
-			return -1;                                          \
-		k0 = rk_read_once(k[0]);                                    \
-		d = (unsigned long)(type)key - k0;                          \
-		if ((type)key >= k0 && d < n &&                             \
-		    rk_read_once(k[d]) == (type)key)                        \
-			return (int)d;                                      \
-		for (i = 0; i < n; i++) {                                   \
-			type ki = rk_read_once(k[i]);                       \
-									    \
-			if (ki >= (type)key)                                \
-				return ki == (type)key ? (int)i : -1;       \
-		}                                                           \
-		return -1;                                                  \
-	}
-RIDR_DEFINE_SCAN(ridr_scan16, uint16_t)
-RIDR_DEFINE_SCAN(ridr_scan32, uint32_t)
-RIDR_DEFINE_SCAN(ridr_scan64, uint64_t)
-
 void *__ridr_find_slow(const void *word, unsigned long id, bool root)
 {
 	const struct ridr_bucket *b;
 	unsigned int n, ks;
-	const void *keys;
 	int i;
-	unsigned long key;
 	void *e;
 
 	if (!word)
 		return NULL;
 	b = ridr_to_bucket(word);
-	keys = b->data;
 	/* R3: acquire, pairs with the release in ridr_bucket_append(). */
 	n = rk_load_acquire(b->n);
 	ks = b->kshift;
@@ -96,18 +56,7 @@ void *__ridr_find_slow(const void *word, unsigned long id, bool root)
 	 */
 	if (root && ks < RIDR_ID_BITS && (id >> ks))
 		return NULL;
-	key = id & ridr_low_mask(ks);
-	switch (ridr_kind(word)) {
-	case RIDR_KIND_B16:
-		i = ridr_scan16(keys, n, key);
-		break;
-	case RIDR_KIND_B32:
-		i = ridr_scan32(keys, n, key);
-		break;
-	default:
-		i = ridr_scan64(keys, n, key);
-		break;
-	}
+	i = ridr_key_index(b, n, id & ridr_low_mask(ks));
 	if (i < 0)
 		return NULL;
 	e = rk_rcu_dereference(ridr_entries(b)[i]);
