@@ -42,8 +42,16 @@
 
 int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id)
 {
+	unsigned long key = id & ridr_low_mask(b->kshift);
+	unsigned int n = b->n;
+
+	/* Past the last key (an append, cyclic allocation): no record,
+	 * and no scan of them all.
+	 */
+	if (!n || key > ridr_key(b, n - 1))
+		return -1;
 	/* The readers' search (read.c): the probe, then a scan. */
-	return ridr_key_index(b, b->n, id & ridr_low_mask(b->kshift));
+	return ridr_key_index(b, n, key);
 }
 
 /* Whether record @i holds an allocated id (an entry or a reservation).
@@ -110,7 +118,10 @@ unsigned int ridr_bucket_count(const struct ridr_bucket *b,
 	return n;
 }
 
-void ridr_bucket_push(struct ridr_bucket *dst, unsigned long id, void *ptr)
+/* Append (@id, @ptr) to the unpublished @dst, whose entries are @de. */
+static inline void ridr_bucket_put(struct ridr_bucket *dst,
+				   void __rk_rcu **de, unsigned long id,
+				   void *ptr)
 {
 	unsigned long key = id & ridr_low_mask(dst->kshift);
 	unsigned int i = dst->n;
@@ -129,30 +140,56 @@ void ridr_bucket_push(struct ridr_bucket *dst, unsigned long id, void *ptr)
 		break;
 	}
 	/* @dst is not reachable yet: no ordering needed. */
-	rk_rcu_init_pointer(ridr_entries(dst)[i], ptr);
+	rk_rcu_init_pointer(de[i], ptr);
 	dst->n = (uint8_t)(i + 1);
+}
+
+void ridr_bucket_push(struct ridr_bucket *dst, unsigned long id, void *ptr)
+{
+	ridr_bucket_put(dst, ridr_entries(dst), id, ptr);
 }
 
 void ridr_bucket_copy(struct ridr_bucket *dst, const struct ridr_bucket *src,
 		      unsigned long lo, unsigned long hi, bool add,
 		      unsigned long id, void *ptr)
 {
-	unsigned int i;
+	void __rk_rcu **se = ridr_entries(src), **de = ridr_entries(dst);
+	unsigned long base = lo & ~ridr_low_mask(src->kshift);
+	unsigned int i, n = src->n;
 
-	for (i = 0; i < src->n; i++) {
-		unsigned long rid = ridr_bucket_id(src, i, lo);
+	if (!add || !n || id > (base | ridr_key(src, n - 1))) {
+		/* @id, if any, goes last (a cyclic bucket that filled up):
+		 * look at a record's key only if its entry is used, so the
+		 * tombstones such a bucket is mostly made of cost one load.
+		 */
+		for (i = 0; i < n; i++) {
+			void *e = rk_rcu_dereference_protected(se[i], 1);
+			unsigned long rid;
+
+			if (!e)
+				continue;
+			rid = base | ridr_key(src, i);
+			if (rid >= lo && rid <= hi)
+				ridr_bucket_put(dst, de, rid, e);
+		}
+		if (add)
+			ridr_bucket_put(dst, de, id, ptr);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned long rid = base | ridr_key(src, i);
 		void *e;
 
 		if (rid < lo || rid > hi)
 			continue;
 		if (add && rid > id) {
-			ridr_bucket_push(dst, id, ptr);
+			ridr_bucket_put(dst, de, id, ptr);
 			add = false;
 		}
-		e = rk_rcu_dereference_protected(ridr_entries(src)[i], 1);
+		e = rk_rcu_dereference_protected(se[i], 1);
 		if (e)	/* tombstones are dropped */
-			ridr_bucket_push(dst, rid, e);
+			ridr_bucket_put(dst, de, rid, e);
 	}
 	if (add)
-		ridr_bucket_push(dst, id, ptr);
+		ridr_bucket_put(dst, de, id, ptr);
 }

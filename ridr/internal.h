@@ -84,6 +84,9 @@ static inline rk_gfp_t ridr_gfp(const struct ridr *map, rk_gfp_t gfp)
  *          names one id.
  * @block: 1 if the object is a full node's memory (from a preload or a
  *         spare), freed as such (immutable).
+ * @eoff: the entries start at @data[@eoff] (immutable; set with @cap and
+ *        @kshift by ridr_bucket_shape(), so that finding an entry is one
+ *        load and an add, not a width computation).
  * @live: writer only: records with a non-NULL entry that some slot can
  *        reach.
  * @refs: writer only: slots (or the root) that point here.  More than
@@ -101,7 +104,8 @@ struct ridr_bucket {
 	uint8_t cap;
 	uint8_t kshift;
 	uint8_t block;
-	uint32_t pad_;
+	uint8_t eoff;
+	uint8_t pad_[3];
 	union {
 		struct {
 			uint32_t live;
@@ -274,12 +278,18 @@ static inline size_t ridr_bucket_size(unsigned int kshift, unsigned int cap)
 	return sizeof(struct ridr_bucket) + keys + sizeof(void *) * cap;
 }
 
+/* Give a fresh (unpublished) bucket its immutable shape. */
+static inline void ridr_bucket_shape(struct ridr_bucket *b,
+				     unsigned int kshift, unsigned int cap)
+{
+	b->cap = (uint8_t)cap;
+	b->kshift = (uint8_t)kshift;
+	b->eoff = (uint8_t)((ridr_key_bytes(kshift) * cap + 7) / 8);
+}
+
 static inline void __rk_rcu **ridr_entries(const struct ridr_bucket *b)
 {
-	size_t keys =
-		((size_t)ridr_key_bytes(b->kshift) * b->cap + 7) & ~(size_t)7;
-
-	return (void __rk_rcu **)((char *)(unsigned long)b->data + keys);
+	return (void __rk_rcu **)(unsigned long)(b->data + b->eoff);
 }
 
 /* Key of record @i: a single-copy load (the array is written in place

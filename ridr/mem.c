@@ -135,10 +135,9 @@ int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
 		st->bucket = rk_zalloc(ridr_bucket_size(need->bucket_kshift,
 							need->bucket_cap),
 				       ridr_gfp(map, RK_GFP_NOWAIT));
-		if (st->bucket) {
-			st->bucket->cap = (uint8_t)need->bucket_cap;
-			st->bucket->kshift = (uint8_t)need->bucket_kshift;
-		}
+		if (st->bucket)
+			ridr_bucket_shape(st->bucket, need->bucket_kshift,
+					  need->bucket_cap);
 	}
 	if (need->bucket_cap && !st->bucket)
 		want++;		/* the bucket will live in a node's memory */
@@ -233,9 +232,10 @@ struct ridr_bucket *ridr_stock_bucket(struct ridr *map,
 			return NULL;
 		b = (struct ridr_bucket *)st->nodes[--st->nr];
 		b->block = 1;
-		b->cap = (uint8_t)ridr_block_cap(kshift);
+		ridr_bucket_shape(b, kshift, ridr_block_cap(kshift));
 	}
-	b->kshift = (uint8_t)kshift;
+	if (b->kshift != kshift)	/* never: the plan was exact */
+		ridr_bucket_shape(b, kshift, b->cap);
 	b->u.w.refs = 1;
 	ridr_bytes_add(map, (long)ridr_bucket_bytes(b));
 	return b;
@@ -249,8 +249,7 @@ struct ridr_bucket *ridr_bucket_new(struct ridr *map, unsigned int kshift,
 
 	if (!b)
 		return NULL;
-	b->cap = (uint8_t)cap;
-	b->kshift = (uint8_t)kshift;
+	ridr_bucket_shape(b, kshift, cap);
 	b->u.w.refs = 1;
 	ridr_bytes_add(map, (long)ridr_bucket_bytes(b));
 	return b;

@@ -19,7 +19,7 @@
  *     is one level below its parent.  No reader loads a node's
  *     writer-only fields, so a full node costs exactly one load, the
  *     slot, per level.
- * R3. A bucket's @cap and @kshift never change after publication; @n
+ * R3. A bucket's @cap, @kshift and @eoff never change after publication; @n
  *     grows in place (an append) and is loaded with acquire: the records
  *     below the count loaded are initialised (pairs with W4).
  * R4. A record's key never changes while the bucket is reachable; its
