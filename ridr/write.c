@@ -49,12 +49,13 @@
  *     W5 when it gets a new id ("unsharing").  A bucket at level 1
  *     bursts into a full leaf (W1) directly.
  * W7. Growth.  An id beyond the root's range: new full nodes are built
- *     above the old root (slot 0 of each points to the one below) and
- *     the top one is published as the root (W1) with its level in the
- *     root word.  A reader with the old root word and one with the new
- *     see the same ids (the old root covers exactly slot 0's range).  A
- *     root bucket instead becomes a wider root bucket (W5) while it has
- *     room.
+ *     above the old root (slot 0 of each points to the one below), the
+ *     new id's object (a bucket, or a full leaf right after a root leaf)
+ *     goes into the top one while it is unreachable, and the top one is
+ *     published as the root (W1) with its level in the root word.  A
+ *     reader with the old root word and one with the new see the same
+ *     ids (the old root covers exactly slot 0's range).  A root bucket
+ *     instead becomes a wider root bucket (W5) while it has room.
  * W8. Leaf store / removal.  A full leaf's slot gets the entry (W2) or
  *     NULL; the leaf's writer-only bitmaps and counts change, which
  *     readers never read (R2).
@@ -424,9 +425,37 @@ static void ridr_new_bucket(struct ridr *map, struct ridr_stock *st,
 	node->count++;
 }
 
+/* A new full leaf for id @id alone (@ptr, NULL if reserved) at its slot
+ * of the level-1 node @node.
+ */
+static void ridr_new_leaf(struct ridr *map, struct ridr_stock *st,
+			  struct ridr_need *need, struct ridr_node *node,
+			  unsigned long id, void *ptr)
+{
+	unsigned int d = ridr_digit(id, 0);
+	struct ridr_node *leaf;
+
+	if (!st) {
+		need->nodes++;
+		return;
+	}
+	leaf = ridr_stock_node(map, st, 0);
+	/* Unreachable until the slot store below (W1). */
+	rk_rcu_init_pointer(leaf->slots[d], ptr);
+	leaf->free &= ~(1ULL << d);
+	leaf->count = 1;
+	rk_rcu_assign_pointer(node->slots[ridr_digit(id, 1)],
+			      ridr_node_word(leaf));
+	node->count++;
+	node->nfull++;
+}
+
 /*
  * Build full nodes from level @from + 1 to @to above the root node
- * @root (level @from), and a bucket for @id in the top one (W7).
+ * @root (level @from), and a bucket for @id in the top one (W7); or, if
+ * @root is a full leaf and @id lies in the block of 64 right after it, a
+ * full leaf (the dense growth of ridr_insert_id(): a map filled from 0
+ * up gets a leaf for ids 64-127 as it does for every later block).
  */
 static void ridr_grow(struct ridr *map, struct ridr_stock *st,
 		      struct ridr_need *need, struct ridr_node *root,
@@ -434,11 +463,15 @@ static void ridr_grow(struct ridr *map, struct ridr_stock *st,
 		      void *entry)
 {
 	struct ridr_node *child = root, *top = NULL;
+	bool leaf = !from && to == 1 && ridr_digit(id, 1) == 1;
 	unsigned int level;
 
 	if (!st) {
 		need->nodes += to - from;
-		ridr_new_bucket(map, NULL, need, NULL, to, id, entry);
+		if (leaf)
+			ridr_new_leaf(map, NULL, need, NULL, id, NULL);
+		else
+			ridr_new_bucket(map, NULL, need, NULL, to, id, entry);
 		return;
 	}
 	for (level = from + 1; level <= to; level++) {
@@ -451,7 +484,11 @@ static void ridr_grow(struct ridr *map, struct ridr_stock *st,
 			top->free &= ~1ULL;
 		child = top;
 	}
-	ridr_new_bucket(map, st, need, top, to, id, entry);
+	if (leaf)
+		ridr_new_leaf(map, st, need, top, id,
+			      entry == RIDR_RESERVED ? NULL : entry);
+	else
+		ridr_new_bucket(map, st, need, top, to, id, entry);
 	rk_rcu_assign_pointer(map->root, ridr_root_word(top, to));
 }
 
@@ -769,21 +806,7 @@ static void ridr_insert_id(struct ridr *map, unsigned long id, void *ptr,
 				/* Dense growth: the leaf on the left exists,
 				 * so start a full leaf here too.
 				 */
-				struct ridr_node *leaf;
-
-				if (!st) {
-					need->nodes++;
-					return;
-				}
-				leaf = ridr_stock_node(map, st, 0);
-				rk_rcu_init_pointer(
-					leaf->slots[ridr_digit(id, 0)], ptr);
-				leaf->free &= ~(1ULL << ridr_digit(id, 0));
-				leaf->count = 1;
-				rk_rcu_assign_pointer(node->slots[d],
-						      ridr_node_word(leaf));
-				node->count++;
-				node->nfull++;
+				ridr_new_leaf(map, st, need, node, id, ptr);
 				return;
 			}
 			ridr_new_bucket(map, st, need, node, level, id, entry);

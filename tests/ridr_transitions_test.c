@@ -185,6 +185,43 @@ T(dense_ids_burst_into_a_full_leaf)
 	ridr_destroy(&m);
 }
 
+/* The tree grows above a root leaf: the block right after it gets a full
+ * leaf (dense growth), as every later block of a dense map does, and a
+ * remove+alloc pair at that boundary then allocates nothing.
+ */
+T(growing_past_a_root_leaf_starts_the_next_leaf)
+{
+	static unsigned long ids[66];
+	struct ridr m;
+	void *old;
+
+	ridr_init(&m);
+	for (long k = 0; k < 66; k++)
+		ids[k] = (unsigned long)k;
+	for (long k = 0; k < 66; k++)
+		must(&m, P(k), 0, ULONG_MAX, ids[k]);
+	expect_exactly(&m, ids, 66, NULL, "past the root leaf");
+	cr_expect_eq(ridr_memory(&m), 3 * NODE,
+		     "ids 0-65: a root node and two full leaves, got %zu bytes",
+		     ridr_memory(&m));
+	/* Not dense: a far id past a root leaf still gets a bucket. */
+	cr_assert_eq(ridr_insert(&m, 1000, P(1000)), 0);
+	cr_expect_lt(ridr_memory(&m), 4 * NODE, "id 1000 took a node");
+	cr_assert_eq(ridr_remove(&m, 1000, &old), 0);
+	cr_expect_eq(old, P(1000));
+	fx_alloc.watch_size = NODE;
+	fx_alloc.watch_allocs = 0;
+	for (int k = 0; k < 100; k++) {
+		cr_assert_eq(ridr_remove(&m, 65, NULL), 0);
+		cr_assert_eq(ridr_remove(&m, 64, NULL), 0);
+		must(&m, P(64), 0, ULONG_MAX, 64);
+		must(&m, P(65), 0, ULONG_MAX, 65);
+	}
+	cr_expect_eq(fx_alloc.watch_allocs, 0, "boundary churn allocated nodes");
+	expect_exactly(&m, ids, 66, NULL, "after the churn");
+	ridr_destroy(&m);
+}
+
 T(a_full_bucket_bursts_into_a_shared_node_then_unshares)
 {
 	/* 40 ids in one 2^24 range, then more: the bucket bursts into a
