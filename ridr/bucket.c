@@ -69,18 +69,16 @@ static inline bool ridr_record_used(const struct ridr_bucket *b,
  * one range of 2^kshift ids (the slot's), so comparing keys is comparing
  * ids: search among keys, with @lo and @hi reduced to keys.
  */
-bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long lo,
-		     unsigned long hi, unsigned long *out, int *tomb)
+bool ridr_bucket_gap_scan(const struct ridr_bucket *b, unsigned long lo,
+			  unsigned long hi, unsigned long *out, int *tomb)
 {
 	unsigned long mask = ridr_low_mask(b->kshift);
 	unsigned long cand = lo & mask, khi = hi & mask;
 	unsigned int n = b->n, i;
 	int t = -1;
 
+	/* ridr_bucket_gap() has handled @lo past the last key. */
 	RIDR_KEYS_SWITCH(b, {
-		/* Past the last key (cyclic allocation): no scan. */
-		if (n && keys[n - 1] < cand)
-			n = 0;
 		for (i = 0; i < n; i++) {
 			unsigned long k = keys[i];
 

@@ -466,8 +466,37 @@ RK_HIDDEN int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id);
  * live or reserved record in @b: false if none; *@tomb gets the index
  * of the id's tombstone record, or -1 if it has none.
  */
-RK_HIDDEN bool ridr_bucket_gap(const struct ridr_bucket *b, unsigned long lo,
-			       unsigned long hi, unsigned long *out, int *tomb);
+RK_HIDDEN bool ridr_bucket_gap_scan(const struct ridr_bucket *b,
+				    unsigned long lo, unsigned long hi,
+				    unsigned long *out, int *tomb);
+
+static inline bool ridr_bucket_gap(const struct ridr_bucket *b,
+				   unsigned long lo, unsigned long hi,
+				   unsigned long *out, int *tomb)
+{
+	unsigned long key = lo & ridr_low_mask(b->kshift), last;
+	unsigned int n = b->n;
+
+	/* Inline, no call, for the common cases: @lo past the last key
+	 * (cyclic allocation, an empty bucket): @lo is free, no record; @lo
+	 * the last key, a tombstone (the id removed last): @lo is free,
+	 * that record.  Writers only: the entry's condition is 1 as in
+	 * bucket.c (the bucket was reached through a checked load).
+	 */
+	last = n ? ridr_key(b, n - 1) : 0;
+	if (!n || key > last) {
+		*out = lo;
+		*tomb = -1;
+		return true;
+	}
+	if (key == last &&
+	    !rk_rcu_dereference_protected(ridr_entries(b)[n - 1], 1)) {
+		*out = lo;
+		*tomb = (int)n - 1;
+		return true;
+	}
+	return ridr_bucket_gap_scan(b, lo, hi, out, tomb);
+}
 /* Records of @b in [@lo, @hi] with a non-NULL entry. */
 RK_HIDDEN unsigned int ridr_bucket_count(const struct ridr_bucket *b,
 					 unsigned long lo, unsigned long hi);

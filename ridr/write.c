@@ -283,6 +283,15 @@ static int ridr_next_free(const struct ridr *map, unsigned long start,
 				(~0ULL << ridr_digit(lo, level));
 		bool down = false;
 
+		if (!level && bits) {
+			/* A full leaf: its lowest free slot at or after
+			 * @lo's digit (@lo itself if that one is free).
+			 */
+			h->leaf = node;
+			*out = (lo & ~(unsigned long)RIDR_MASK) | rk_ffs64(bits);
+			return 0;
+		}
+
 		while (bits) {
 			unsigned int d = rk_ffs64(bits);
 			unsigned long slo = d == ridr_digit(lo, level) ? lo :
@@ -1477,7 +1486,8 @@ static void ridr_prune(struct ridr *map, unsigned long id, unsigned int level)
  * unlinked if it is still empty).  At most one emptied object (with the
  * full nodes above it) stays: the idle bound of ridr.h.
  */
-static void ridr_keep(struct ridr *map, unsigned long id, unsigned int level)
+static inline void ridr_keep(struct ridr *map, unsigned long id,
+			     unsigned int level)
 {
 	if (map->keep_level >= 0) {
 		unsigned long span = ridr_span(level);
@@ -1674,30 +1684,38 @@ static inline void ridr_tidy(struct ridr *map, unsigned long id,
 		ridr_tidy_run(map, id, sp, level);
 }
 
+/* W8: clear @id's slot in its full leaf @sp->leaf; returns the entry. */
+static inline void *ridr_leaf_clear(struct ridr *map, unsigned long id,
+				    const struct ridr_spot *sp)
+{
+	unsigned int d = ridr_digit(id, 0), level;
+	void *old = ridr_protected(map, sp->leaf->slots[d]);
+
+	rk_write_once(map->count, map->count - 1);
+	rk_rcu_init_pointer(sp->leaf->slots[d], NULL);
+	sp->leaf->free |= 1ULL << d;
+	sp->leaf->count--;
+	/* The leaf has a free id now: set the bits above it up to the
+	 * first that was already set.
+	 */
+	for (level = 1; level <= sp->top; level++) {
+		uint64_t bit = 1ULL << ridr_digit(id, level);
+
+		if (sp->path[level]->free & bit)
+			break;
+		sp->path[level]->free |= bit;
+	}
+	return old;
+}
+
 /* Remove the allocated id @id at @sp; returns its entry. */
-static void *ridr_remove_spot(struct ridr *map, unsigned long id,
-			      const struct ridr_spot *sp)
+static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
+				   const struct ridr_spot *sp)
 {
 	void *old;
 
-	rk_write_once(map->count, map->count - 1);
 	if (sp->leaf) {	/* W8 */
-		unsigned int d = ridr_digit(id, 0), level;
-
-		old = ridr_protected(map, sp->leaf->slots[d]);
-		rk_rcu_init_pointer(sp->leaf->slots[d], NULL);
-		sp->leaf->free |= 1ULL << d;
-		sp->leaf->count--;
-		/* The leaf has a free id now: set the bits above it up to
-		 * the first that was already set.
-		 */
-		for (level = 1; level <= sp->top; level++) {
-			uint64_t bit = 1ULL << ridr_digit(id, level);
-
-			if (sp->path[level]->free & bit)
-				break;
-			sp->path[level]->free |= bit;
-		}
+		old = ridr_leaf_clear(map, id, sp);
 		if (!sp->leaf->count && sp->top) {
 			ridr_keep(map, id, 0);
 			ridr_tidy(map, id, sp, 1);
@@ -1707,6 +1725,7 @@ static void *ridr_remove_spot(struct ridr *map, unsigned long id,
 	} else {	/* W3 */
 		struct ridr_bucket *b = sp->b;
 
+		rk_write_once(map->count, map->count - 1);
 		old = ridr_protected(map, ridr_entries(b)[sp->i]);
 		if (old == RIDR_RESERVED)
 			old = NULL;
@@ -1755,19 +1774,43 @@ static void *ridr_remove_spot(struct ridr *map, unsigned long id,
 	return old;
 }
 
-int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
+/*
+ * The common removal, inline: from a full leaf left with more than
+ * RIDR_COLLAPSE_MAX ids.  Nothing else can change then: the leaf stays
+ * linked and is not collapsible (ridr_tidy() would do nothing), so no
+ * slot above it and no count of a full node above it changes, and
+ * ridr_shrink() would find the root as every earlier removal left it
+ * (it runs at the end of each; an insertion never leaves a root whose
+ * only child could replace it).
+ */
+static inline void *ridr_remove_spot(struct ridr *map, unsigned long id,
+				     const struct ridr_spot *sp)
+{
+	if (sp->leaf && sp->leaf->count > RIDR_COLLAPSE_MAX + 1)
+		return ridr_leaf_clear(map, id, sp);
+	return ridr_remove_spot_slow(map, id, sp);
+}
+
+/* __ridr_remove() for a valid @map, inline in both removal calls. */
+static inline int ridr_do_remove(struct ridr *map, unsigned long id,
+				 void **oldp)
 {
 	struct ridr_spot sp;
 	void *old;
 
-	if (!map)
-		return -EINVAL;
 	if (ridr_locate(map, id, &sp))
 		return -ENOENT;
 	old = ridr_remove_spot(map, id, &sp);
 	if (oldp)
 		*oldp = old;
 	return 0;
+}
+
+int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)
+{
+	if (!map)
+		return -EINVAL;
+	return ridr_do_remove(map, id, oldp);
 }
 rk_export_symbol(__ridr_remove);
 
@@ -1807,7 +1850,7 @@ int ridr_remove(struct ridr *map, unsigned long id, void **oldp)
 	if (!map)
 		return -EINVAL;
 	ridr_lock(map);
-	ret = __ridr_remove(map, id, oldp);
+	ret = ridr_do_remove(map, id, oldp);
 	ridr_unlock(map);
 	return ret;
 }
