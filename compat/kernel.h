@@ -75,6 +75,8 @@
 /* Shared between the core's files only (userspace: hidden visibility). */
 #define RK_HIDDEN
 
+#define rk_always_inline __always_inline
+
 /* ------------------------------------------------------------------ */
 /* Bits                                                                */
 

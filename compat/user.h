@@ -24,6 +24,7 @@
  *   rk_ffs64/rk_popcount64     __ffs64/hweight64
  *   rk_smp_rmb()               smp_rmb()
  *   rk_prefetch(p)             prefetch(p)
+ *   rk_always_inline           __always_inline
  *   RK_GFP_ATOMIC, RK_GFP_ACCOUNT  GFP_ATOMIC, __GFP_ACCOUNT
  *
  * Ordering notes:
@@ -117,6 +118,10 @@ extern char rk_tsan_gp_token;
 #endif
 
 #define RK_BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
+
+/* Inline whatever the compiler's size estimate says (a hot writer step
+ * called from a few places; kernel: __always_inline). */
+#define rk_always_inline inline __attribute__((always_inline))
 
 #define rk_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
