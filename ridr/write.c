@@ -1719,6 +1719,19 @@ static inline void *ridr_leaf_clear(struct ridr *map, unsigned long id,
 	return old;
 }
 
+/* W3: make @sp's bucket record a tombstone; returns the entry. */
+static inline void *ridr_record_clear(struct ridr *map,
+				      const struct ridr_spot *sp)
+{
+	struct ridr_bucket *b = sp->b;
+	void *old = ridr_protected(map, ridr_entries(b)[sp->i]);
+
+	rk_write_once(map->count, map->count - 1);
+	rk_rcu_init_pointer(ridr_entries(b)[sp->i], NULL);
+	b->u.w.live--;
+	return old == RIDR_RESERVED ? NULL : old;
+}
+
 /* Remove the allocated id @id at @sp; returns its entry. */
 static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
 				   const struct ridr_spot *sp)
@@ -1736,12 +1749,7 @@ static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
 	} else {	/* W3 */
 		struct ridr_bucket *b = sp->b;
 
-		rk_write_once(map->count, map->count - 1);
-		old = ridr_protected(map, ridr_entries(b)[sp->i]);
-		if (old == RIDR_RESERVED)
-			old = NULL;
-		rk_rcu_init_pointer(ridr_entries(b)[sp->i], NULL);
-		b->u.w.live--;
+		old = ridr_record_clear(map, sp);
 		if (!sp->root_bucket) {
 			struct ridr_node *parent = sp->path[sp->level];
 
@@ -1788,7 +1796,9 @@ static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
 /*
  * The common removals, inline: from a full leaf left with more than
  * RIDR_COLLAPSE_MAX ids, or from a leaf below the root that empties and
- * is the object ridr_keep() already keeps (churn at a leaf boundary).
+ * is the object ridr_keep() already keeps (churn at a leaf boundary), or
+ * from the root bucket (the slow path would only find that the root, a
+ * bucket, cannot shrink).
  * Nothing else can change then.  The leaf stays linked: no slot above it
  * and no count of a full node above it changes.  It is not collapsible
  * (too many ids, or none), and its parent is not (a full child: @nfull
@@ -1797,14 +1807,17 @@ static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
  * left it (it runs at the end of each; an insertion never leaves a root
  * whose only child could replace it).
  */
-static inline void *ridr_remove_spot(struct ridr *map, unsigned long id,
-				     const struct ridr_spot *sp)
+static rk_always_inline void *ridr_remove_spot(struct ridr *map,
+					       unsigned long id,
+					       const struct ridr_spot *sp)
 {
 	const struct ridr_node *leaf = sp->leaf;
 
 	if (leaf && (leaf->count > RIDR_COLLAPSE_MAX + 1 ||
 		     (leaf->count == 1 && sp->top && ridr_kept(map, id, 0))))
 		return ridr_leaf_clear(map, id, sp);
+	if (sp->root_bucket)	/* the root stays; nothing above it */
+		return ridr_record_clear(map, sp);
 	return ridr_remove_spot_slow(map, id, sp);
 }
 
