@@ -225,7 +225,8 @@ struct ridr {
 #else
 #define RIDR_INIT                                                         \
 	{ .root = NULL, RIDR_INIT_WORD1_ .reader_pad = { 0 },            \
-	  .lock = RK_SPINLOCK_INIT, .spare_lock = RK_SPINLOCK_INIT,       \
+	  .lock = RK_SPINLOCK_INIT,                                       \
+	  .spare_lock = RK_SPINLOCK_INIT,                                 \
 	  .keep_level = -1, .flags = 0, .next = 0, .count = 0, .bytes = 0, \
 	  .keep_id = 0, .spare = NULL, .nspare = 0 }
 #endif
@@ -277,12 +278,12 @@ struct ridr_preload {
 #if RK_HAVE_FLAVORS
 void ridr_init(struct ridr *map);
 #else
-void __ridr_init(struct ridr *map, rk_lock_class_key_t *key);
 #define ridr_init(map)                                          \
 	do {                                                    \
 		static rk_lock_class_key_t __ridr_key;          \
 		__ridr_init(map, &__ridr_key);                  \
 	} while (0)
+void __ridr_init(struct ridr *map, rk_lock_class_key_t *key);
 #endif
 
 #if RK_HAVE_FLAVORS
