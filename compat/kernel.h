@@ -1,15 +1,40 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * kernel.h - the Linux kernel side of the compat vocabulary.  Included only
- * through compat/compat.h (when __KERNEL__ is defined); kernel-backport/
- * installs it into a kernel tree as <linux/rk_compat.h>.
+ * kernel.h - the Linux kernel side of the compat vocabulary, and the one
+ * definition of how each word of it maps onto the kernel.
+ *
+ * Included only through compat/compat.h (when __KERNEL__ is defined), to
+ * compile the portable core unchanged inside a kernel tree.  It is not
+ * installed into a tree: kernel-backport/translate.py reads the #defines
+ * below and kernel-backport/backport.py writes lib/ridr.c,
+ * include/linux/ridr.h and lib/lockref.c with the kernel's own names
+ * (rcu_dereference(), spin_lock(), kmem_cache_zalloc(), READ_ONCE(), u64,
+ * ...), so what lands in the tree is plain kernel C.  How the generator
+ * reads a definition:
+ *  - a function-like macro whose body is one expression: the expression,
+ *    with the arguments substituted (a pure rename when the body is a
+ *    call with the parameters in order); a parameter the body does not
+ *    use is dropped (the liburcu flavor of rk_call_rcu());
+ *  - "do { (void)(p); stmt; } while (0)": @p is dropped, the result is
+ *    stmt (the size argument of rk_free());
+ *  - an object-like macro: its body;
+ *  - anything else (RK_DEFINE_CACHE_SIZE, RK_DEFINE_CACHE,
+ *    RK_BUILD_BUG_ON) has a translation written out in translate.py's
+ *    SPECIAL table, which must produce what the macro here produces;
+ *  - a word of the core that no definition here covers stops the
+ *    generator; so does any rk_/RK_ word left in its output.
+ * kernel-backport/verify.sh compiles the core both ways in the patched
+ * tree (through this header, and the generated files) and requires the
+ * same machine code, so the two cannot drift apart.
  *
  * Every word is a 1:1 alias of a kernel primitive (the same table as at the
  * top of compat/user.h).  Rules:
  *  - a word may drop a check the kernel cannot express here (the userspace
  *    flavor argument of call_rcu, the size argument of kfree), never an
  *    ordering: each RCU/atomic word below maps to a kernel primitive with
- *    the same or a stronger guarantee, commented where it matters;
+ *    the same or a stronger guarantee, commented where it matters, with
+ *    one documented exception that keeps the kernel's own orderings:
+ *    lockref's release and fully ordered cmpxchg (see "64-bit cmpxchg");
  *  - function-like macros, not inline wrappers, wherever the kernel's own
  *    primitive is a macro that records its call site (kzalloc() with
  *    memory allocation profiling, spin_lock_init() with its lockdep class
@@ -25,6 +50,7 @@
 #include <linux/bits.h>
 #include <linux/bug.h>
 #include <linux/build_bug.h>
+#include <linux/cache.h>
 #include <linux/compiler.h>
 #include <linux/container_of.h>
 #include <linux/errno.h>
@@ -32,10 +58,12 @@
 #include <linux/gfp.h>
 #include <linux/init.h>
 #include <linux/limits.h>
+#include <linux/lockdep.h>
 #include <linux/prefetch.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 
 /* ------------------------------------------------------------------ */
@@ -48,7 +76,7 @@
  * type_support.h) once <linux/ridr.h> is included by a header as common
  * as <linux/sched/signal.h>.
  */
-#define RK_BITS_PER_LONG (sizeof(unsigned long) * BITS_PER_BYTE)
+#define RK_BITS_PER_LONG BITS_PER_LONG
 
 /* ------------------------------------------------------------------ */
 /* Compiler hints and checks                                           */
@@ -67,10 +95,16 @@
 #define rk_warn_on_once(cond) WARN_ON_ONCE(cond)
 
 /*
- * EXPORT_SYMBOL, not _GPL: lib/lockref.c exported its functions this way
- * and our lockref.c replaces it; every existing module keeps linking.
+ * Compiling the core through this header exports every function, as
+ * EXPORT_SYMBOL (what lib/lockref.c always used, so existing modules keep
+ * linking).  The generator decides per file instead: lib/lockref.c keeps
+ * EXPORT_SYMBOL; lib/ridr.c exports, with EXPORT_SYMBOL_GPL, only what a
+ * modular in-tree user calls (ipc and POSIX timers are built in;
+ * lib/test_ridr.c may be a module).
  */
+#ifndef rk_export_symbol	/* verify.sh passes the generated files' own */
 #define rk_export_symbol(sym) EXPORT_SYMBOL(sym)
+#endif
 
 /* Shared between the core's files only (userspace: hidden visibility). */
 #define RK_HIDDEN
@@ -114,16 +148,24 @@
 
 /*
  * lockref's fast path.  On failure *@oldp receives the current value (the
- * kernel's try_cmpxchg64 contract, as C11 compare_exchange in userspace).
- * The orderings are the kernel's own variants: _relaxed, _release, and the
- * unsuffixed fully ordered one; a failed attempt orders nothing in either
- * world.
+ * kernel's try_cmpxchg64 contract, as C11 compare_exchange in userspace);
+ * a failed attempt orders nothing in either world.
+ *
+ * The release and fully ordered words are lockref's only (the generator
+ * refuses them in any other file): its decrements and
+ * lockref_put_return().  The userspace build gives them those orderings
+ * (lockref/lockref.h, docs/lockref.md).  The kernel's lib/lockref.c has
+ * always used try_cmpxchg64_relaxed() for every operation, every caller
+ * (the dcache first) is written against that contract, and a change of it
+ * would need a proof under the kernel's memory model.  So here both map
+ * to the relaxed cmpxchg: the generated lib/lockref.c has exactly the
+ * kernel's orderings.
  */
 #define rk_try_cmpxchg64_relaxed(ptr, oldp, new) \
 	try_cmpxchg64_relaxed(ptr, oldp, new)
 #define rk_try_cmpxchg64_release(ptr, oldp, new) \
-	try_cmpxchg64_release(ptr, oldp, new)
-#define rk_try_cmpxchg64(ptr, oldp, new) try_cmpxchg64(ptr, oldp, new)
+	try_cmpxchg64_relaxed(ptr, oldp, new)
+#define rk_try_cmpxchg64(ptr, oldp, new) try_cmpxchg64_relaxed(ptr, oldp, new)
 
 /*
  * Whether the lock+count cmpxchg is usable: the kernel's own test from
@@ -139,9 +181,11 @@
 #define rk_spinlock_t spinlock_t
 /*
  * Static initializer.  A statically allocated lock is its own lockdep
- * class key, so the name is only what lockdep prints.
+ * class key, so the name is only what lockdep prints.  The kernel's one
+ * static initializer of the core is RIDR_INIT (init_signals'
+ * posix_timer_ids), hence the name.
  */
-#define RK_SPINLOCK_INIT __SPIN_LOCK_UNLOCKED(rk_spinlock)
+#define RK_SPINLOCK_INIT __SPIN_LOCK_UNLOCKED(ridr.lock)
 
 /* Macro so each call site gets its own lockdep class, as spin_lock_init(). */
 #define rk_spin_lock_init(lock) spin_lock_init(lock)
@@ -210,29 +254,23 @@
  * because the core has no way to run without it; it is created at boot,
  * before any user of the core can allocate (ipc and POSIX timers
  * initialise later).  RK_DEFINE_CACHE_SIZE() for objects that use fewer
- * bytes than the sizeof of their aligned type.
+ * bytes than the sizeof of their aligned type.  The core passes &cache to
+ * the allocation words; the generator writes the kernel's plain
+ * "kmem_cache_zalloc(cache, gfp)" (SPECIAL for the definition itself).
  */
-struct rk_cache {
-	struct kmem_cache *kc;
-	const char *name;
-	unsigned int size;
-	unsigned int align;
-};
 #define RK_DEFINE_CACHE_SIZE(cname, bytes, alignment)                     \
-	static struct rk_cache cname = { .name = #cname,                   \
-					 .size = (bytes),                  \
-					 .align = (alignment) };           \
+	static struct kmem_cache *cname __ro_after_init;                   \
 	static int __init cname##_create(void)                             \
 	{                                                                  \
-		cname.kc = kmem_cache_create(cname.name, cname.size,       \
-					     cname.align, SLAB_PANIC, NULL); \
+		cname = kmem_cache_create(#cname, bytes, alignment,        \
+					  SLAB_PANIC, NULL);               \
 		return 0;                                                  \
 	}                                                                  \
 	core_initcall(cname##_create)
 #define RK_DEFINE_CACHE(cname, type) \
 	RK_DEFINE_CACHE_SIZE(cname, sizeof(type), __alignof__(type))
-#define rk_cache_zalloc(c, gfp) kmem_cache_zalloc((c)->kc, gfp)
-#define rk_cache_free(c, p) kmem_cache_free((c)->kc, p)
+#define rk_cache_zalloc(c, gfp) kmem_cache_zalloc(*(c), gfp)
+#define rk_cache_free(c, p) kmem_cache_free(*(c), p)
 
 /* ------------------------------------------------------------------ */
 /* RCU                                                                 */
@@ -290,13 +328,10 @@ typedef struct rk_rcu_flavor rk_rcu_flavor_t;
 /*
  * Run @func(@head) after a grace period: every reader that could have
  * reached the object has left its read-side critical section.  @flavor is
- * userspace-only and ignored (evaluated for side effects, it has none).
+ * userspace-only and not evaluated (the core passes ridr_flavor(map),
+ * which exists only in #if RK_HAVE_FLAVORS code).
  */
-#define rk_call_rcu(flavor, head, func)                                    \
-	do {                                                               \
-		(void)(flavor);                                            \
-		call_rcu(head, func);                                      \
-	} while (0)
+#define rk_call_rcu(flavor, head, func) call_rcu(head, func)
 #define rk_synchronize_rcu(flavor)                                         \
 	do {                                                               \
 		(void)(flavor);                                            \

@@ -5,6 +5,8 @@
     backport.py generate (--tree DIR | --tarball FILE) [--out DIR]
     backport.py apply --tree DIR [--out DIR]
     backport.py test-rules
+    backport.py test-translate
+    backport.py core --out DIR
 
 generate: reads the few files of the kernel tree (or Debian linux-source
 tarball) the series touches, builds the series in a private scratch git
@@ -18,15 +20,28 @@ either fully patched or untouched.
 test-rules: runs every Coccinelle rule cocci/NN-topic.cocci on its test
 input cocci/tests/NN-topic.c and compares the result with the expected
 cocci/tests/NN-topic.res (exit 1 on any difference).
+test-translate: runs translate.py's cases (the rk_ -> kernel translation
+read from compat/kernel.h).
+core: writes to DIR the core as the kernel build compiles it through
+compat/kernel.h, untranslated (ridr/, lockref/, compat/, and lib/ridr.c:
+the ridr parts joined as lib/ridr.c joins them): verify.sh compiles it and
+requires the same machine code as the generated files.
 
 The kernel sources are produced mechanically from the portable core
-(ridr/, lockref/) and compat/kernel.h: only #include lines, the include
-guard, C++ linkage blocks, the C++-only RK_POSITIONAL_INIT initializer
-variants (the #else branch is kept) and lockref.c's userspace-only parts
-(RK_LOCKREF_IMPL, the RK_LOCKREF_INLINE slow paths) are rewritten, and each
-rewrite is checked to
-have happened exactly as expected, so a core change that the rules do not
-cover stops the generator instead of producing a wrong patch.  The
+(ridr/, lockref/) and compat/kernel.h, in the kernel's own names:
+translate.py reads the #defines of compat/kernel.h (the one definition of
+the mapping) and expands every rk_/RK_ word of the core as it says
+(rcu_dereference(), spin_lock(), kmem_cache_zalloc(), READ_ONCE(), u64,
+...); the userspace-only API (#if RK_HAVE_FLAVORS blocks, which
+compat/kernel.h turns off) is dropped, the #include lines are the kernel
+headers the result uses, and any rk_/RK_ word or userspace/liburcu/flavor
+wording left stops the generator.  Besides that only the include guard,
+C++ linkage blocks, the C++-only RK_POSITIONAL_INIT initializer variants
+(the #else branch is kept) and lockref.c's userspace-only parts
+(RK_LOCKREF_IMPL, the RK_LOCKREF_INLINE block) are rewritten, and each
+rewrite is checked to have happened exactly as expected, so a core change
+that the rules do not cover stops the generator instead of producing a
+wrong patch.  The
 conversions of existing kernel code (ipc, posix-timers) are Coccinelle
 semantic patches (cocci/), one topic per file, each with a test; every
 file a rule is given must come out changed, and what must be gone
@@ -46,6 +61,8 @@ import sys
 import tarfile
 import tempfile
 
+import translate as tr
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SUPPORTED = {(6, 1), (6, 12)}
@@ -53,7 +70,8 @@ SUPPORTED = {(6, 1), (6, 12)}
 # Files the series reads (and, but for the new ones, modifies): the
 # top-level Makefile (version) and the files of each patch (PATCHES).
 READ_FILES = ["Makefile"]
-# Files the series adds: their presence means "already patched".
+# Files the series adds: their presence means "already patched"
+# (include/linux/rk_compat.h: by an older series, which installed it).
 NEW_FILES = ["include/linux/rk_compat.h", "include/linux/ridr.h",
              "lib/ridr.c", "lib/test_ridr.c"]
 
@@ -123,7 +141,7 @@ def check_tree(files):
             raise Refuse(3, f"tree already carries ridr-kit: {p} exists")
     if files["lib/lockref.c"] and "rk_compat.h" in files["lib/lockref.c"]:
         raise Refuse(3, "tree already carries ridr-kit: lib/lockref.c "
-                        "includes rk_compat.h")
+                        "includes rk_compat.h (an older series)")
     for p in READ_FILES:
         if files[p] is None:
             raise Refuse(2, f"unsupported tree: {p} is missing")
@@ -150,33 +168,23 @@ def insert_after(text, anchor, block, what):
     return sub_exact(text, anchor, anchor + block, 1, what)
 
 
-INCLUDES = {
-    '#include "compat/compat.h"': "#include <linux/rk_compat.h>",
-    '#include "ridr/ridr.h"': "#include <linux/ridr.h>",
-    '#include "lockref/lockref.h"': "#include <linux/lockref.h>",
-}
 CXX_OPEN = '\n#ifdef __cplusplus\nextern "C" {\n#endif\n'
 CXX_CLOSE = '\n#ifdef __cplusplus\n}\n#endif\n'
+COMPAT_INCLUDE = '#include "compat/compat.h"\n'
 
 
-def core_to_kernel(text, name, includes, guard=None):
-    """Rewrite a core source file for the kernel tree."""
-    for old in includes:
-        text = sub_exact(text, old, INCLUDES[old], 1, name)
-    left = re.findall(r'^#include\s+".*"', text, re.M)
-    if left:
-        raise Refuse(1, f"{name}: include the generator does not map: {left}")
-    if CXX_OPEN in text or CXX_CLOSE in text:
-        text = sub_exact(text, CXX_OPEN, "", 1, name)
-        text = sub_exact(text, CXX_CLOSE, "", 1, name)
-    if "__cplusplus" in text:
-        raise Refuse(1, f"{name}: unexpected __cplusplus block")
-    if guard:
-        old, new = guard
-        text = sub_exact(text, old, new, 3, name)
-    # Userspace C++ (before C++20) variants of static initializers
-    # (compat/user.h defines RK_POSITIONAL_INIT, the kernel never does):
-    # keep the #else branch.  Blocks hold no nested conditional.
+def compat_table():
+    """The rk_ -> kernel mapping, read from compat/kernel.h."""
+    try:
+        return tr.parse_compat(core("compat/kernel.h"))
+    except tr.TranslateError as e:
+        raise Refuse(1, f"reading compat/kernel.h: {e}")
+
+
+def drop_positional(text, name):
+    """Userspace C++ (before C++20) variants of static initializers
+    (compat/user.h defines RK_POSITIONAL_INIT, the kernel never does):
+    keep the #else branch.  Blocks hold no nested conditional."""
     def positional(m):
         if re.search(r'^#\s*(if|else|elif|endif)', m.group(1) + m.group(2),
                      re.M):
@@ -187,6 +195,54 @@ def core_to_kernel(text, name, includes, guard=None):
                   positional, text, flags=re.M | re.S)
     if "RK_POSITIONAL_INIT" in text:
         raise Refuse(1, f"{name}: unexpected RK_POSITIONAL_INIT use")
+    return text
+
+
+# Kernel-doc lines of struct ridr's @flavor member (the member itself is
+# in an #if RK_HAVE_FLAVORS block): the line and its continuation lines.
+FLAVOR_DOC = re.compile(r"^ \* @flavor: .*\n(?: \*  +\S.*\n)*", re.M)
+
+
+def core_to_kernel(text, name, own, exports, guard=None, implied=()):
+    """Rewrite core file @name for the kernel tree, in the kernel's names.
+
+    @own: (core include line, kernel header) of the file's own header, or
+    None; @exports: translate.translate()'s export policy; @guard: (old,
+    new) include guard; @implied: headers @own already brings in."""
+    if guard:
+        old, new = guard
+        text = sub_exact(text, old, new, 3, name)
+    if CXX_OPEN in text or CXX_CLOSE in text:
+        text = sub_exact(text, CXX_OPEN, "", 1, name)
+        text = sub_exact(text, CXX_CLOSE, "", 1, name)
+    if "__cplusplus" in text:
+        raise Refuse(1, f"{name}: unexpected __cplusplus block")
+    text = drop_positional(text, name)
+    text = FLAVOR_DOC.sub("", text)
+    try:
+        text = tr.drop_flavor_blocks(text, name)
+        text = tr.translate(text, name, compat_table(), exports)
+    except tr.TranslateError as e:
+        raise Refuse(1, f"translating the core: {e}")
+    need = tr.needed_headers(text, name.endswith(".h")) - set(implied)
+    if own:
+        old, hdr = own
+        need.discard(hdr)
+        text = sub_exact(text, COMPAT_INCLUDE, "", 1, name)
+        text = sub_exact(text, old + "\n", tr.include_block(need | {hdr}),
+                         1, name)
+    else:
+        text = sub_exact(text, COMPAT_INCLUDE, tr.include_block(need), 1,
+                         name)
+    text = re.sub(r"(#include <[^>]+>\n)\n+(#include)", r"\1\2", text)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    left = re.findall(r'^#include\s+".*"', text, re.M)
+    if left:
+        raise Refuse(1, f"{name}: include the generator does not map: {left}")
+    try:
+        tr.check_output(text, name)
+    except tr.TranslateError as e:
+        raise Refuse(1, f"translating the core: {e}")
     return text
 
 
@@ -214,13 +270,6 @@ config TEST_RIDR
 	  If unsure, say N.
 
 """
-
-LOCKREF_DECLS = """
-void lockref_init(struct lockref *lockref, int count);
-void lockref_lock(struct lockref *lockref) __acquires(&lockref->lock);
-void lockref_unlock(struct lockref *lockref) __releases(&lockref->lock);
-"""
-
 
 # ---------------------------------------------------------------------------
 # The core, plus the fixes still pending on ridr-kit's main branch
@@ -273,8 +322,9 @@ RIDR_PARTS = ["ridr/read.c", "ridr/mem.c", "ridr/bucket.c", "ridr/write.c",
               "ridr/ida.c", "ridr/handle.c"]
 
 
-def ridr_c():
-    """lib/ridr.c: ridr/internal.h and the ridr/*.c parts in one file.
+def ridr_joined():
+    """ridr/internal.h and the ridr/*.c parts in one file, still in the
+    core's vocabulary (what `backport.py core` writes as lib/ridr.c).
 
     The parts' own includes go; what they share (RK_HIDDEN, hidden from a
     shared library's symbols in userspace) becomes static in the kernel.
@@ -287,6 +337,12 @@ def ridr_c():
                 "#endif /* RK_RIDR_INTERNAL_H */\n",
                 '#include "ridr/ridr.h"\n', '#include "compat/compat.h"\n'):
         internal = sub_exact(internal, old, "", 1, "ridr/internal.h")
+    internal = sub_exact(
+        internal, "/*\n * Functions shared between the parts: RK_HIDDEN keeps "
+        "them out of a\n * shared library's dynamic symbols (userspace), where"
+        " the version script\n * would otherwise export every ridr_* name.\n"
+        " */\n", "/* Functions shared between the parts. */\n", 1,
+        "ridr/internal.h")
     parts = []
     for name in RIDR_PARTS:
         text = core(name)
@@ -301,18 +357,50 @@ def ridr_c():
             '#include "ridr/ridr.h"\n#include "compat/compat.h"\n' +
             internal + "".join(parts))
     text = text.replace("RK_HIDDEN extern ", "static ")
-    text = text.replace("RK_HIDDEN ", "static ")
-    return core_to_kernel(text, "lib/ridr.c",
-                          ['#include "ridr/ridr.h"',
-                           '#include "compat/compat.h"'])
+    return text.replace("RK_HIDDEN ", "static ")
+
+
+def modular_users(header):
+    """Symbols of the core that in-tree code which may be built as a
+    module calls: lib/test_ridr.c (tristate), including through the
+    macros and inline functions of @header (the generated
+    include/linux/ridr.h) it uses.  ipc/ and kernel/time/ are built in
+    and need no export."""
+    src = read(os.path.join(HERE, "kernel/test_ridr.c"))
+    used = set(re.findall(r"\b\w+\b", tr.code_mask(src)))
+    code = tr.code_mask(header)
+    # name -> the words of its body: macros, and static inline functions.
+    bodies = dict(re.findall(
+        r"^#define (\w+)\(?[^)\n]*\)?((?:.*\\\n)*.*)$", code, re.M))
+    for m in re.finditer(r"^static inline [^;{]*?\b(\w+)\([^;{]*\)\s*\{",
+                         code, re.M):
+        depth, i = 0, m.end() - 1
+        for j in range(i, len(code)):
+            depth += code[j] == "{"
+            depth -= code[j] == "}"
+            if depth == 0:
+                break
+        bodies[m.group(1)] = code[i:j + 1]
+    grew = True
+    while grew:
+        grew = False
+        for name, body in bodies.items():
+            if name in used:
+                new = set(re.findall(r"\b\w+\b", body)) - used
+                if new:
+                    used |= new
+                    grew = True
+    return used
 
 
 def patch1(files, tree):
-    tree["include/linux/rk_compat.h"] = core("compat/kernel.h")
-    tree["include/linux/ridr.h"] = core_to_kernel(
-        core("ridr/ridr.h"), "ridr/ridr.h",
-        ['#include "compat/compat.h"'], ("RK_RIDR_H", "_LINUX_RIDR_H"))
-    tree["lib/ridr.c"] = ridr_c()
+    hdr = core_to_kernel(core("ridr/ridr.h"), "ridr/ridr.h", None, "plain",
+                         ("RK_RIDR_H", "_LINUX_RIDR_H"))
+    tree["include/linux/ridr.h"] = hdr
+    tree["lib/ridr.c"] = core_to_kernel(
+        ridr_joined(), "lib/ridr.c",
+        ('#include "ridr/ridr.h"', "linux/ridr.h"), modular_users(hdr),
+        implied=set(re.findall(r"^#include <([^>]+)>", hdr, re.M)))
     tree["lib/test_ridr.c"] = read(os.path.join(HERE, "kernel/test_ridr.c"))
     tree["lib/Kconfig"] = insert_before(
         tree["lib/Kconfig"], "config BITREVERSE\n", KCONFIG_RIDR,
@@ -346,15 +434,16 @@ def lockref_c():
                         "block and no other RK_LOCKREF_* use")
     return core_to_kernel(
         text, "lockref/lockref.c",
-        ['#include "lockref/lockref.h"', '#include "compat/compat.h"'])
+        ('#include "lockref/lockref.h"', "linux/lockref.h"), "plain",
+        implied=tr.IMPLIED["linux/lockref.h"])
 
 
 def patch2(files, tree):
+    """lib/lockref.c from lockref/lockref.c: the kernel's own orderings
+    (compat/kernel.h), kernel-doc and EXPORT_SYMBOLs; no new API (the
+    userspace helpers are in the dropped RK_LOCKREF_INLINE block), so
+    include/linux/lockref.h is untouched."""
     tree["lib/lockref.c"] = lockref_c()
-    tree["include/linux/lockref.h"] = insert_after(
-        tree["include/linux/lockref.h"],
-        "extern int lockref_get_not_dead(struct lockref *);\n",
-        LOCKREF_DECLS, "include/linux/lockref.h")
 
 
 # ---------------------------------------------------------------------------
@@ -772,7 +861,7 @@ PATCHES = [
     ("0001-lib-ridr.txt", patch1,
      ["lib/Kconfig", "lib/Kconfig.debug", "lib/Makefile"]),
     ("0002-lockref.txt", patch2,
-     ["lib/lockref.c", "include/linux/lockref.h"]),
+     ["lib/lockref.c"]),
     ("0003-ipc-ridr.txt", patch3,
      ["include/linux/ipc_namespace.h", "ipc/util.h", "init/Kconfig"] + IPC_C),
     ("0004-posix-timers-ridr.txt", patch4, PATCH4_FILES),
@@ -873,7 +962,8 @@ def generate(files, ver, out, who):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("command", choices=["generate", "apply", "test-rules"])
+    ap.add_argument("command", choices=["generate", "apply", "test-rules",
+                                        "test-translate", "core"])
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--tree", help="kernel source tree")
     src.add_argument("--tarball", help="Debian linux-source-*.tar.xz")
@@ -884,6 +974,21 @@ def main():
     args = ap.parse_args()
     if args.command == "test-rules":
         return test_rules()
+    if args.command == "test-translate":
+        return tr.selftest(read(os.path.join(ROOT, "compat/kernel.h")))
+    if args.command == "core":
+        if not args.out or os.path.exists(args.out):
+            ap.error("core needs --out DIR (a directory that does not exist)")
+        try:
+            os.makedirs(args.out)
+            prepare_core(args.out)
+            os.makedirs(os.path.join(args.out, "lib"))
+            with open(os.path.join(args.out, "lib", "ridr.c"), "w") as f:
+                f.write(ridr_joined())
+        except Refuse as e:
+            print(f"backport: {e}", file=sys.stderr)
+            return e.code
+        return 0
     if not (args.tree or args.tarball):
         ap.error("generate and apply need --tree or --tarball")
     try:

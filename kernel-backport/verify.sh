@@ -11,11 +11,18 @@
 #      --check, then patch by patch into a patched copy); the generator
 #      refuses the patched tree (exit 3) and an unsupported one (exit 2);
 #      checkpatch.pl --strict reports 0 errors for every patch, and
-#      scripts/kernel-doc -none nothing for the new files;
+#      scripts/kernel-doc -none nothing for the new files; the generated
+#      lib/ridr.c, include/linux/ridr.h and lib/lockref.c hold no rk_/RK_
+#      word and no liburcu/flavor wording (the generator refuses such
+#      output; this checks the files in the tree);
 #   2. defconfig + W=1 build of lib/ ipc/ kernel/time/ in the pristine and
 #      the patched tree:
 #      ridr.o, test_ridr.o, lockref.o, ipc/ and posix-timers.o build, no warning the
-#      pristine tree does not have; sparse (make C=2, in the same build
+#      pristine tree does not have; same machine code: the core compiled
+#      unchanged through compat/kernel.h, with kbuild's own command for
+#      lib/ridr.o and lib/lockref.o, gives the same objdump -d -r as the
+#      translated files (the translation and compat/kernel.h agree);
+#      sparse (make C=2, in the same build
 #      directories) reports nothing in those directories that the pristine
 #      tree does not; (versions in --bisect) the tree builds after patches
 #      1, 1-2 and 1-3 (tiny config; 1-4 is the debug build below), so every
@@ -137,7 +144,7 @@ step_kernel_doc() {
 	local out
 	out=$(cd "$CACHE/trees/$1-patched$TAG" && ./scripts/kernel-doc -none \
 		include/linux/ridr.h lib/ridr.c lib/test_ridr.c \
-		include/linux/rk_compat.h lib/lockref.c 2>&1)
+		lib/lockref.c 2>&1)
 	[[ -z $out ]] || { echo "$out" >&2; return 1; }
 }
 
@@ -157,6 +164,15 @@ step_checkpatch() {
 		[[ $line == "total: 0 errors,"* ]] || ok=1
 	done <"$OUT/$v/series"
 	return $ok
+}
+
+# The kernel files are plain kernel C: no compat word, no userspace-only
+# API or wording (\b: lockref_mark_dead is the kernel's own name).
+step_kernel_names() {
+	local t=$CACHE/trees/$1-patched$TAG
+	[[ ! -e $t/include/linux/rk_compat.h ]] || return 1
+	! (cd "$t" && grep -nE '\b_*(rk|RK)_|liburcu|flavou?r' \
+		lib/ridr.c include/linux/ridr.h lib/lockref.c) >&2
 }
 
 # ---------------------------------------------------------------------
@@ -212,6 +228,75 @@ step_w1() {
 		cat "$LOGS/$v-w1-new.warn" >&2
 		return 1
 	fi
+}
+
+# The generated lib/ridr.c and lib/lockref.c are the core translated
+# with compat/kernel.h's table: compile the core unchanged through
+# compat/kernel.h (backport.py core: for ridr, its parts joined as
+# lib/ridr.c joins them) with the very command kbuild used for the
+# generated file (W=1 defconfig build of the patched tree) and require
+# the same machine code, function by function (objdump -d -r of every
+# executable section).  This keeps the generator's reading of kernel.h
+# and kernel.h itself from drifting apart.
+step_same_code() {
+	local v=$1 b=$CACHE/build/$1-patched-w1$TAG core pair obj src cmd post sym e defs rc=0
+	core=$(mktemp -d)
+	rmdir "$core"
+	"$HERE/backport.py" core --out "$core" 2>>"$LOGS/$v-same-code.log" ||
+		return 1
+	# The core's "lockref/lockref.h" is its userspace API header; the
+	# kernel build keeps the kernel's own <linux/lockref.h>.
+	mkdir -p "$core/kinc/lockref"
+	echo '#include <linux/lockref.h>' >"$core/kinc/lockref/lockref.h"
+	for pair in lib/ridr.o:lib/ridr.c lib/lockref.o:lockref/lockref.c; do
+		obj=${pair%%:*}
+		src=${pair#*:}
+		# The generated file's export policy (EXPORT_SYMBOL_GPL for some
+		# symbols, none for others) for the core's rk_export_symbol().
+		defs=("-Drk_export_symbol(sym)=RK_EXPORT_##sym")
+		for sym in $(sed -n 's/^rk_export_symbol(\([a-z_0-9]*\));$/\1/p' \
+			"$core/$src"); do
+			e=$(grep -o "^EXPORT_SYMBOL[A-Z_]*($sym)" \
+				"$CACHE/trees/$v-patched$TAG/${obj%.o}.c")
+			defs+=("-DRK_EXPORT_$sym=$e")
+		done
+		# "<compile> ; <objtool ... lib/x.o>": both, on the core's object.
+		# (6.12's kbuild calls it savedcmd_)
+		cmd=$(sed -n "s|^\(saved\)\{0,1\}cmd_$obj := ||p" \
+			"$b/$(dirname "$obj")/.$(basename "$obj").cmd")
+		[[ -n $cmd ]] || { echo "no kbuild command for $obj" >&2; return 1; }
+		post=
+		if [[ $cmd == *" ; "* ]]; then
+			post=${cmd#* ; }
+			cmd=${cmd%% ; *}
+			post=${post//$obj/$core\/core.o}
+		fi
+		cmd=$(sed -E 's/[[:space:]]+$//' <<<"$cmd")
+		cmd=${cmd/-Wp,-MMD,$(dirname "$obj")\/.$(basename "$obj").d/-Wp,-MMD,$core/dep.d}
+		# __FILE__ as kbuild has it for the generated file (lib/x.c).
+		defs+=("-fmacro-prefix-map=$core/$(dirname "$src")/=$(dirname "$obj")/")
+		cmd=${cmd/ -o $obj / -I$core\/kinc -I$core$(printf ' %q' "${defs[@]}") -o $core/core.o }
+		cmd="${cmd% *} $core/$src${post:+ ; $post}"
+		echo "$cmd" >>"$LOGS/$v-same-code.log"
+		(cd "$b" && eval "$cmd") >>"$LOGS/$v-same-code.log" 2>&1 || {
+			echo "the core does not compile through compat/kernel.h" >&2
+			rc=1
+			continue
+		}
+		objdump -d -r --no-show-raw-insn "$b/$obj" | tail -n +4 \
+			>"$LOGS/$v-same-code-generated-$(basename "$obj").dis"
+		objdump -d -r --no-show-raw-insn "$core/core.o" | tail -n +4 \
+			>"$LOGS/$v-same-code-core-$(basename "$obj").dis"
+		if ! diff -u "$LOGS/$v-same-code-core-$(basename "$obj").dis" \
+			"$LOGS/$v-same-code-generated-$(basename "$obj").dis" \
+			>"$LOGS/$v-same-code-$(basename "$obj").diff"; then
+			echo "$obj: machine code differs from the core's (see $LOGS/$v-same-code-$(basename "$obj").diff)" >&2
+			rc=1
+		fi
+		say "same code $v $obj: $(grep -c '>:$' "$LOGS/$v-same-code-generated-$(basename "$obj").dis") functions, $(wc -l <"$LOGS/$v-same-code-generated-$(basename "$obj").dis") lines of objdump"
+	done
+	rm -rf "$core"
+	return $rc
 }
 
 # sparse (make C=2: every file of the directories checked again, in the
@@ -345,6 +430,8 @@ step_cocci_tests() {
 	"$HERE/backport.py" test-rules >"$LOGS/cocci-rules.log" 2>&1
 }
 check "cocci-rules-tests" step_cocci_tests
+# The rk_ -> kernel translation's cases (translate.py).
+check "translate-tests" eval '"$HERE/backport.py" test-translate >"$LOGS/translate.log" 2>&1'
 for v in $VERSIONS; do
 	say "== Linux $v"
 	if ! timed "$v extract" pristine "$v"; then
@@ -360,8 +447,12 @@ for v in $VERSIONS; do
 	check "$v/refuses-unsupported-tree" step_refuses_unsupported "$v"
 	check "$v/checkpatch-0-errors" step_checkpatch "$v"
 	check "$v/kernel-doc-clean" step_kernel_doc "$v"
-	check "$v/W=1-lib-ipc-time-no-new-warnings" step_w1 "$v" &&
+	check "$v/kernel-files-in-kernel-names" step_kernel_names "$v"
+	if check "$v/W=1-lib-ipc-time-no-new-warnings" step_w1 "$v"; then
+		check "$v/same-machine-code-as-core-through-compat" \
+			step_same_code "$v"
 		check "$v/sparse-lib-ipc-time-nothing-new" step_sparse "$v"
+	fi
 	[[ " $BISECT " == *" $v "* ]] &&
 		check "$v/bisect-builds-after-each-patch" step_bisect "$v"
 	check "$v/tiny-debug-build" step_tiny "$v" debug || continue

@@ -2,16 +2,16 @@
 /*
  * lockref.c - spinlock + reference count in one 64-bit word.
  *
- * Contracts per function are in lockref.h.  Ordering guarantees:
+ * Ordering guarantees:
  *
  * 1. The fast path only succeeds while the lock half of the word reads
  *    unlocked, and its cmpxchg covers lock and count together: a count
- *    never changes under a lock holder's feet except by the holder.
- * 2. Increments use a relaxed cmpxchg (the caller already pins the
- *    object); decrements use release so the caller's accesses to the
- *    object precede the drop; lockref_put_return() is fully ordered since
- *    its caller may act on 0 without the lock.  A failed cmpxchg orders
- *    nothing: it only reloads the word.
+ *    never changes under a lock holder's feet except by the holder.  A
+ *    failed cmpxchg orders nothing: it only reloads the word.
+ * 2. Increments use the relaxed cmpxchg: the caller already pins the
+ *    object.  Decrements and lockref_put_return() use the orderings the
+ *    platform's lockref has always had (lockref.h; compat/kernel.h keeps
+ *    the kernel's relaxed ones).
  * 3. The slow path runs entirely under the spinlock; the count is read
  *    and written with rk_read_once()/rk_write_once() there.  The value is
  *    stable (fast paths see the lock and back off), but a relaxed
@@ -42,7 +42,8 @@ static inline int lockref_dec(int count)
 
 /*
  * Try CODE on a private copy of the word and install it with CMPXCHG
- * (one of the rk_try_cmpxchg64* orderings) while the lock reads unlocked.
+ * (a 64-bit try_cmpxchg of the operation's ordering) while the lock
+ * reads unlocked.
  * On failure the cmpxchg reloads @old and we retry, at most 100 times.
  * No cpu_relax() between attempts: under contention the pause only lets
  * the cache line move away again before the next attempt.  CODE may
@@ -74,27 +75,13 @@ static inline int lockref_dec(int count)
 
 #endif
 
-void lockref_init(struct lockref *lockref, int count)
-{
-	rk_spin_lock_init(&lockref->lock);
-	rk_write_once(lockref->count, count);
-}
-rk_export_symbol(lockref_init);
-
-void lockref_lock(struct lockref *lockref)
-	rk_acquires(&lockref->lock)
-{
-	rk_spin_lock(&lockref->lock);
-}
-rk_export_symbol(lockref_lock);
-
-void lockref_unlock(struct lockref *lockref)
-	rk_releases(&lockref->lock)
-{
-	rk_spin_unlock(&lockref->lock);
-}
-rk_export_symbol(lockref_unlock);
-
+/**
+ * lockref_get - Increments reference count unconditionally
+ * @lockref: pointer to lockref structure
+ *
+ * This operation is only valid if you already hold a reference
+ * to the object, so you know the count cannot be zero.
+ */
 void lockref_get(struct lockref *lockref)
 {
 	CMPXCHG_LOOP(rk_try_cmpxchg64_relaxed,
@@ -109,6 +96,11 @@ void lockref_get(struct lockref *lockref)
 }
 rk_export_symbol(lockref_get);
 
+/**
+ * lockref_get_not_zero - Increments count unless the count is 0 or dead
+ * @lockref: pointer to lockref structure
+ * Return: 1 if count updated successfully or 0 if count was zero
+ */
 int lockref_get_not_zero(struct lockref *lockref)
 {
 	int retval;
@@ -132,6 +124,11 @@ int lockref_get_not_zero(struct lockref *lockref)
 }
 rk_export_symbol(lockref_get_not_zero);
 
+/**
+ * lockref_put_not_zero - Decrements count unless count <= 1 before decrement
+ * @lockref: pointer to lockref structure
+ * Return: 1 if count updated successfully or 0 if count would become zero
+ */
 int lockref_put_not_zero(struct lockref *lockref)
 {
 	int retval;
@@ -155,6 +152,13 @@ int lockref_put_not_zero(struct lockref *lockref)
 }
 rk_export_symbol(lockref_put_not_zero);
 
+/**
+ * lockref_put_return - Decrement reference count if possible
+ * @lockref: pointer to lockref structure
+ *
+ * Decrement the reference count and return the new value.
+ * If the lockref was dead or locked, return an error.
+ */
 int lockref_put_return(struct lockref *lockref)
 {
 	CMPXCHG_LOOP(rk_try_cmpxchg64,
@@ -168,6 +172,11 @@ int lockref_put_return(struct lockref *lockref)
 }
 rk_export_symbol(lockref_put_return);
 
+/**
+ * lockref_put_or_lock - decrements count unless count <= 1 before decrement
+ * @lockref: pointer to lockref structure
+ * Return: 1 if count updated successfully or 0 if count <= 1 and lock taken
+ */
 int lockref_put_or_lock(struct lockref *lockref)
 {
 	CMPXCHG_LOOP(rk_try_cmpxchg64_release,
@@ -187,6 +196,10 @@ int lockref_put_or_lock(struct lockref *lockref)
 }
 rk_export_symbol(lockref_put_or_lock);
 
+/**
+ * lockref_mark_dead - mark lockref dead
+ * @lockref: pointer to lockref structure
+ */
 void lockref_mark_dead(struct lockref *lockref)
 {
 	rk_assert_spin_locked(&lockref->lock);
@@ -197,6 +210,11 @@ void lockref_mark_dead(struct lockref *lockref)
 }
 rk_export_symbol(lockref_mark_dead);
 
+/**
+ * lockref_get_not_dead - Increments count unless the ref is dead
+ * @lockref: pointer to lockref structure
+ * Return: 1 if count updated successfully or 0 if lockref was dead
+ */
 int lockref_get_not_dead(struct lockref *lockref)
 {
 	int retval;
@@ -221,6 +239,32 @@ int lockref_get_not_dead(struct lockref *lockref)
 rk_export_symbol(lockref_get_not_dead);
 
 #ifdef RK_LOCKREF_INLINE
+/*
+ * Userspace helpers (the kernel generator drops this block: kernel callers
+ * use the spinlock directly, and mainline has its own inline
+ * lockref_init()).
+ */
+void lockref_init(struct lockref *lockref, int count)
+{
+	rk_spin_lock_init(&lockref->lock);
+	rk_write_once(lockref->count, count);
+}
+rk_export_symbol(lockref_init);
+
+void lockref_lock(struct lockref *lockref)
+	rk_acquires(&lockref->lock)
+{
+	rk_spin_lock(&lockref->lock);
+}
+rk_export_symbol(lockref_lock);
+
+void lockref_unlock(struct lockref *lockref)
+	rk_releases(&lockref->lock)
+{
+	rk_spin_unlock(&lockref->lock);
+}
+rk_export_symbol(lockref_unlock);
+
 /*
  * Userspace: the slow paths of lockref.h's inline fast paths (the kernel
  * generator drops this block; the kernel has no inline fast path).  Each

@@ -363,7 +363,9 @@ ridr_bucket_new(struct ridr *map, unsigned int kshift, unsigned int cap);
 RK_HIDDEN void ridr_retire_node(struct ridr *map, struct ridr_node *node);
 RK_HIDDEN void ridr_retire_bucket(struct ridr *map, struct ridr_bucket *b);
 
+#if RK_HAVE_FLAVORS
 RK_HIDDEN const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map);
+#endif
 /* map->bytes += @delta (objects the map holds beyond its tree: the
  * IDA's chunks).
  */

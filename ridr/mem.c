@@ -50,15 +50,12 @@ unsigned int ridr_block_cap(unsigned int kshift)
 RK_BUILD_BUG_ON(sizeof(struct ridr_bucket) + 8 * RIDR_BUCKET_MAX +
 		sizeof(void *) * RIDR_BUCKET_MAX > RIDR_NODE_BYTES);
 
+#if RK_HAVE_FLAVORS
 const rk_rcu_flavor_t *ridr_flavor(const struct ridr *map)
 {
-#if RK_HAVE_FLAVORS
 	return map->flavor;
-#else
-	(void)map;
-	return RK_RCU_DEFAULT_FLAVOR;
-#endif
 }
+#endif
 
 static size_t ridr_bucket_bytes(const struct ridr_bucket *b)
 {

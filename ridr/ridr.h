@@ -50,9 +50,7 @@
  * map (the kernel's ipc code uses its ids rwsem).  Writers publish an
  * object only after it is fully initialised (release ordering, pairing
  * with the readers' dependent loads), and free an object that leaves the
- * tree only after a grace period (call_rcu), also in ridr_destroy().  In
- * userspace a writer thread must be registered with the map's liburcu
- * flavor (bp registers itself).
+ * tree only after a grace period (call_rcu), also in ridr_destroy().
  *
  * Entries: any pointer; NULL stored by ridr_alloc() reserves the id:
  * ridr_find() reports it absent (NULL) until ridr_replace() fills it, and
@@ -207,13 +205,13 @@ struct ridr {
 };
 
 /*
- * Static initializer (default flavor).  Every member, in declaration
+ * Static initializer.  Every member, in declaration
  * order: C++20 requires the order, and g++ -Wextra wants every member.
  */
 #if RK_HAVE_FLAVORS
-#define RIDR_INIT_FLAVOR_ .flavor = RK_RCU_DEFAULT_FLAVOR,
+#define RIDR_INIT_WORD1_ .flavor = RK_RCU_DEFAULT_FLAVOR,
 #else
-#define RIDR_INIT_FLAVOR_ .external_lock = NULL,
+#define RIDR_INIT_WORD1_ .external_lock = NULL,
 #endif
 #ifdef RK_POSITIONAL_INIT
 /* C++ before C++20 (userspace only: compat/user.h, which has flavors):
@@ -226,8 +224,9 @@ struct ridr {
 	  0, NULL, 0 }
 #else
 #define RIDR_INIT                                                         \
-	{ .root = NULL, RIDR_INIT_FLAVOR_ .reader_pad = { 0 },            \
-	  .lock = RK_SPINLOCK_INIT, .spare_lock = RK_SPINLOCK_INIT,       \
+	{ .root = NULL, RIDR_INIT_WORD1_ .reader_pad = { 0 },            \
+	  .lock = RK_SPINLOCK_INIT,                                       \
+	  .spare_lock = RK_SPINLOCK_INIT,                                 \
 	  .keep_level = -1, .flags = 0, .next = 0, .count = 0, .bytes = 0, \
 	  .keep_id = 0, .spare = NULL, .nspare = 0 }
 #endif
@@ -257,7 +256,7 @@ struct ridr_preload {
 
 /* Flags of ridr_set_flags(). */
 /* Charge the map's objects to the memory cgroup of the task that
- * allocates them (kernel: __GFP_ACCOUNT; nothing in userspace).
+ * allocates them (__GFP_ACCOUNT in the kernel; no effect elsewhere).
  */
 #define RIDR_ACCOUNT 0x1u
 /* The locked calls never sleep: after a failed RK_GFP_NOWAIT attempt
@@ -267,7 +266,7 @@ struct ridr_preload {
 #define RIDR_ATOMIC 0x2u
 
 /**
- * ridr_init() - Initialise an empty map using the default RCU flavor.
+ * ridr_init() - Initialise an empty map.
  * @map: the map.
  *
  * In the kernel a macro: each call site gives the map's lock a lockdep
@@ -279,12 +278,12 @@ struct ridr_preload {
 #if RK_HAVE_FLAVORS
 void ridr_init(struct ridr *map);
 #else
-void __ridr_init(struct ridr *map, rk_lock_class_key_t *key);
 #define ridr_init(map)                                          \
 	do {                                                    \
 		static rk_lock_class_key_t __ridr_key;          \
 		__ridr_init(map, &__ridr_key);                  \
 	} while (0)
+void __ridr_init(struct ridr *map, rk_lock_class_key_t *key);
 #endif
 
 #if RK_HAVE_FLAVORS
@@ -294,6 +293,9 @@ void __ridr_init(struct ridr *map, rk_lock_class_key_t *key);
  * @flavor: liburcu flavor whose grace periods protect readers
  *          (RK_RCU_FLAVOR_MEMB, _MB, _QSBR, _BP); readers must use the
  *          read-side primitives of the same flavor.
+ *
+ * Writers, and ridr_destroy(), must run on threads registered with
+ * @flavor (bp registers itself).
  *
  * Context: Any; @map not in use.
  */
@@ -309,8 +311,8 @@ void ridr_init_flavor(struct ridr *map, const rk_rcu_flavor_t *flavor);
  * Kernel with lockdep: every load the writer functions make of the map's
  * RCU words (rcu_dereference_protected()) then checks that @lock or the
  * map's own lock is held, as the maple tree's mt_set_external_lock();
- * without it only the map's own lock counts.  Userspace (no lockdep):
- * no effect.
+ * without it only the map's own lock counts.  Without lockdep: no
+ * effect.
  *
  * Context: Before the map is shared.
  */
@@ -328,8 +330,8 @@ void ridr_init_flavor(struct ridr *map, const rk_rcu_flavor_t *flavor);
  *
  * RIDR_ACCOUNT: every object the map allocates from now on (nodes,
  * buckets, preloaded nodes) is charged to the memory cgroup of the task
- * that allocates it (kernel: RK_GFP_ACCOUNT = __GFP_ACCOUNT is or-ed into
- * each allocation; no effect without memory cgroups).  RIDR_ATOMIC: the
+ * that allocates it (RK_GFP_ACCOUNT is or-ed into each allocation; no
+ * effect without memory cgroups).  RIDR_ATOMIC: the
  * locked calls (ridr_alloc(), ridr_alloc_cyclic*(), ridr_insert(),
  * ridr_store()) never sleep; their retry outside the lock allocates with
  * RK_GFP_ATOMIC.
@@ -355,7 +357,6 @@ int ridr_set_flags(struct ridr *map, unsigned int flags);
  *
  * Context: No concurrent writer or preload.  Takes no lock and never
  * sleeps: may run in an RCU callback (the kernel's free_signal_struct()).
- * Userspace: the thread is registered with the map's flavor.
  */
 void ridr_destroy(struct ridr *map);
 
@@ -363,8 +364,7 @@ void ridr_destroy(struct ridr *map);
  * ridr_lock() - Take the map's writer lock (for the __ridr_*() functions).
  * @map: the map.
  *
- * Context: May spin (userspace: spins, then yields).  Do not hold it
- * across a grace-period wait.
+ * Context: May spin.  Do not hold it across a grace-period wait.
  */
 void ridr_lock(struct ridr *map) rk_acquires(&map->lock);
 
@@ -690,7 +690,6 @@ int __ridr_cmpxchg(struct ridr *map, unsigned long id, void *old, void *entry,
  * tree are freed after a grace period.
  *
  * Context: Writer; takes and releases the map's lock.  Never sleeps.
- * Userspace: the thread is registered with the map's flavor.
  * Return: 0, -ENOENT if @id is not allocated (map unchanged), -EINVAL.
  */
 int ridr_remove(struct ridr *map, unsigned long id, void **oldp);
@@ -1081,7 +1080,8 @@ size_t ridr_memory(const struct ridr *map);
  *       2k holds its bitmap (while some id of it is allocated) and map id
  *       2k + 1 is reserved while all of them are, so ridr's own free-id
  *       search skips full chunks.  Its lock serializes the IDA's writers;
- *       its flavor and flags (ridr_set_flags(&ida->map, ...)) apply.
+ *       its RCU and allocation settings (ridr_set_flags(&ida->map,
+ *       ...)) apply.
  * @count: allocated ids (writer; a snapshot for ridr_ida_count()).
  *
  * Memory: bits, not slots: 0.133 bytes per id where ids are dense (a
