@@ -155,38 +155,24 @@ void ridr_bucket_copy(struct ridr_bucket *dst, const struct ridr_bucket *src,
 	unsigned long base = lo & ~ridr_low_mask(src->kshift);
 	unsigned int i, n = src->n;
 
-	if (!add || !n || id > (base | ridr_key(src, n - 1))) {
-		/* @id, if any, goes last (a cyclic bucket that filled up):
-		 * look at a record's key only if its entry is used, so the
-		 * tombstones such a bucket is mostly made of cost one load.
-		 */
-		for (i = 0; i < n; i++) {
-			void *e = rk_rcu_dereference_protected(se[i], 1);
-			unsigned long rid;
-
-			if (!e)
-				continue;
-			rid = base | ridr_key(src, i);
-			if (rid >= lo && rid <= hi)
-				ridr_bucket_put(dst, de, rid, e);
-		}
-		if (add)
-			ridr_bucket_put(dst, de, id, ptr);
-		return;
-	}
+	/* Tombstones are dropped: a record's key is read only if its entry
+	 * is used, so a cyclic bucket, mostly tombstones, costs one load a
+	 * record.  @id goes before the first kept record above it.
+	 */
 	for (i = 0; i < n; i++) {
-		unsigned long rid = base | ridr_key(src, i);
-		void *e;
+		void *e = rk_rcu_dereference_protected(se[i], 1);
+		unsigned long rid;
 
+		if (!e)
+			continue;
+		rid = base | ridr_key(src, i);
 		if (rid < lo || rid > hi)
 			continue;
 		if (add && rid > id) {
 			ridr_bucket_put(dst, de, id, ptr);
 			add = false;
 		}
-		e = rk_rcu_dereference_protected(se[i], 1);
-		if (e)	/* tombstones are dropped */
-			ridr_bucket_put(dst, de, rid, e);
+		ridr_bucket_put(dst, de, rid, e);
 	}
 	if (add)
 		ridr_bucket_put(dst, de, id, ptr);
