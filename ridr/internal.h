@@ -32,7 +32,7 @@
  * least 8-byte aligned (kmalloc, malloc, full nodes 64), so the three
  * low bits of its address are free.
  */
-#define RIDR_KIND_B16 2UL
+#define RIDR_KIND_B16 __RIDR_KIND_B16
 #define RIDR_KIND_B32 4UL
 #define RIDR_KIND_B64 6UL
 /* The root word's shift field holds every level's shift; a shift never
@@ -97,7 +97,7 @@ static inline rk_gfp_t ridr_gfp(const struct ridr *map, rk_gfp_t gfp)
  * After the 24-byte header: @cap keys of 2, 4 or 8 bytes (by @kshift),
  * padded to 8 bytes, then @cap entries.  An entry is NULL in a tombstone
  * (a removed id whose record stays until the next copy: free), the
- * address of ridr_reserved for a reservation, or the caller's pointer.
+ * address of __ridr_reserved for a reservation, or the caller's pointer.
  */
 struct ridr_bucket {
 	uint8_t n;
@@ -137,8 +137,19 @@ struct ridr_ida_chunk {
 };
 
 /* The entry of a reserved id in a bucket: readers return NULL for it. */
-RK_HIDDEN extern const char ridr_reserved;
-#define RIDR_RESERVED ((void *)&ridr_reserved)
+#define RIDR_RESERVED ((void *)&__ridr_reserved)
+
+/* ridr_find()'s inline bucket path (ridr.h) reads a bucket through
+ * struct __ridr_bucket_head: the same head, the keys right after it.
+ */
+RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr_bucket, n) !=
+		__builtin_offsetof(struct __ridr_bucket_head, n));
+RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr_bucket, eoff) !=
+		__builtin_offsetof(struct __ridr_bucket_head, eoff));
+RK_BUILD_BUG_ON(sizeof(struct __ridr_bucket_head) !=
+		__builtin_offsetof(struct ridr_bucket, data));
+RK_BUILD_BUG_ON(sizeof(((struct ridr_bucket *)0)->n) != 1 ||
+		sizeof(((struct ridr_bucket *)0)->eoff) != 1);
 
 /* Layout checks: what readers load never shares a line with what
  * writers update in a full node.

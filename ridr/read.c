@@ -21,7 +21,10 @@
  *     slot, per level.
  * R3. A bucket's @cap, @kshift and @eoff never change after publication; @n
  *     grows in place (an append) and is loaded with acquire: the records
- *     below the count loaded are initialised (pairs with W4).
+ *     below the count loaded are initialised (pairs with W4).  The
+ *     inline root-bucket path of ridr_find() (__ridr_find_root_bucket()
+ *     in ridr.h) makes the same loads in the same order as
+ *     __ridr_find_slow() below, through a mirror of the bucket's head.
  * R4. A record's key never changes while the bucket is reachable; its
  *     entry does (remove: NULL, re-allocation of the same id, replace),
  *     each store a whole pointer: the reader sees the old or the new one.
@@ -36,7 +39,8 @@
 /* The reserved marker: its address is the entry of a reserved id in a
  * bucket.  Never dereferenced.
  */
-RK_HIDDEN const char ridr_reserved;
+const char __ridr_reserved;
+rk_export_symbol(__ridr_reserved);
 
 void *__ridr_find_slow(const void *word, unsigned long id, bool root)
 {

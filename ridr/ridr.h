@@ -864,6 +864,78 @@ static inline bool __ridr_is_node(const void *s)
 	return (unsigned long)s & RIDR_TAG_FULL;
 }
 
+/*
+ * A small map is one bucket at the root (timers of a process, ipc
+ * objects of a namespace): ridr_find() reads it inline when its keys
+ * are 16-bit (ids below 2^16) and the ids were handed out in order, so
+ * that the record of @id sits at index @id - key[0].  This is the head
+ * of struct ridr_bucket (ridr/internal.h, which checks that the two
+ * agree), as much as that path reads: @n (acquire), @eoff
+ * (immutable), then the keys right after the head.  Everything else
+ * about buckets stays internal.
+ */
+struct __ridr_bucket_head {
+	uint8_t n;
+	uint8_t cap;
+	uint8_t kshift;
+	uint8_t block;
+	uint8_t eoff;
+	uint8_t pad_[3];
+	union {
+		struct {
+			uint32_t live;
+			uint32_t refs;
+		} w;
+		struct rk_rcu_head rcu;
+	} u;
+};
+/* Bucket kind of 16-bit keys in a root word or slot (bits 1-2, bit 0
+ * clear; ridr/internal.h has the others).
+ */
+#define __RIDR_KIND_B16 2UL
+/* Its address is the entry of a reserved id in a bucket (never read). */
+extern const char __ridr_reserved;
+
+/*
+ * The root word @w is NULL or a bucket.  The loads are those of
+ * __ridr_find_slow(), in the same order, and pair with the same writer
+ * stores (R3, R4 in ridr/read.c): @n with acquire, so the keys and
+ * entries below it are initialised (the release of a bucket append, or
+ * the publication of the bucket itself); a key below @n never changes
+ * while the bucket is reachable, so a key equal to @id names its
+ * record; the entry is one dependent load.  Anything but a hit of the
+ * probe goes out of line.
+ */
+static inline void *__ridr_find_root_bucket(unsigned long w, unsigned long id)
+{
+	const struct __ridr_bucket_head *b;
+	const uint16_t *k;
+	void __rk_rcu *const *ents;
+	unsigned int n;
+	unsigned long d;
+	void *e;
+
+	if ((w & RIDR_KIND_MASK) != __RIDR_KIND_B16)
+		return w ? __ridr_find_slow((const void *)w, id, true) : NULL;
+	b = (const struct __ridr_bucket_head *)(w - __RIDR_KIND_B16);
+	n = rk_load_acquire(b->n);
+	k = (const uint16_t *)(const void *)(b + 1);
+	if (unlikely(!n))
+		return NULL;
+	/* The probe compares the whole id with a key: a key is below
+	 * 2^kshift, the root bucket's range, so a match is an id inside
+	 * it; an id beyond it (whose low bits may be a key) goes out of
+	 * line, where the range is checked.
+	 */
+	d = id - rk_read_once(k[0]);
+	if (unlikely(d >= n || rk_read_once(k[d]) != id))
+		return __ridr_find_slow((const void *)w, id, true);
+	ents = (void __rk_rcu *const *)(const void *)
+	       ((const uint64_t *)(const void *)(b + 1) + b->eoff);
+	e = rk_rcu_dereference(ents[d]);
+	return e == (const void *)&__ridr_reserved ? NULL : e;
+}
+
 /**
  * ridr_find() - Look up the entry of @id.
  * @map: the map.
@@ -883,7 +955,7 @@ static inline void *ridr_find(const struct ridr *map, unsigned long id)
 	unsigned int shift;
 
 	if (unlikely(!__ridr_is_node((const void *)w)))
-		return w ? __ridr_find_slow((const void *)w, id, true) : NULL;
+		return __ridr_find_root_bucket(w, id);
 	shift = __ridr_root_shift(w);
 	if (__ridr_beyond_root(id, shift))
 		return NULL;

@@ -169,6 +169,69 @@ T(appending_into_a_bucket_allocates_nothing)
 	ridr_destroy(&m);
 }
 
+/* The root word of @m is a bucket of 16-bit keys (the kind ridr_find()
+ * reads inline). */
+static bool root_is_b16_bucket(struct ridr *m)
+{
+	unsigned long w = (unsigned long)rk_rcu_dereference(m->root);
+
+	return w && (w & RIDR_KIND_MASK) == 2;
+}
+
+/* ridr_find() (inline; through the root bucket's probe where it hits)
+ * against ridr_find_locked() (the writer's walk) and @want. */
+static void find_both(struct ridr *m, unsigned long id, void *want)
+{
+	rk_rcu_read_lock();
+	cr_assert_eq(ridr_find(m, id), want, "ridr_find(%#lx)", id);
+	rk_rcu_read_unlock();
+	cr_assert_eq(ridr_find_locked(m, id), want, "ridr_find_locked(%#lx)",
+		     id);
+}
+
+T(a_root_bucket_is_read_inline_hit_or_miss)
+{
+	struct ridr m;
+	unsigned long id;
+
+	ridr_init(&m);
+	/* Ids 100..109 in order: key[i] = 100 + i, every probe hits. */
+	for (long k = 0; k < 10; k++)
+		must(&m, P(k), 100, 65535, 100 + (unsigned long)k);
+	cr_assert(root_is_b16_bucket(&m));
+	for (long k = 0; k < 10; k++)
+		find_both(&m, 100 + (unsigned long)k, P(k));
+	/* Below the first key, past the last, between. */
+	find_both(&m, 0, NULL);
+	find_both(&m, 99, NULL);
+	find_both(&m, 110, NULL);
+	find_both(&m, 65535, NULL);
+	/* Ids whose low 16 bits are a key: beyond the root bucket. */
+	find_both(&m, 65536 + 100, NULL);
+	find_both(&m, (1UL << 20) + 105, NULL);
+	find_both(&m, ULONG_MAX - 65535 + 101, NULL);
+	/* A tombstone at the probed index: absent. */
+	cr_assert_eq(ridr_remove(&m, 103, NULL), 0);
+	find_both(&m, 103, NULL);
+	find_both(&m, 104, P(4));
+	/* A reservation the probe hits (id 110 at index 10): absent. */
+	cr_assert_eq(ridr_alloc(&m, NULL, 110, 110, &id), 0);
+	cr_assert(root_is_b16_bucket(&m));
+	find_both(&m, 110, NULL);
+	/* Out of order (a gap before 200): the probe misses, the out-of-
+	 * line search finds them. */
+	must(&m, P(20), 200, 200, 200);
+	must(&m, P(21), 150, 150, 150);
+	cr_assert(root_is_b16_bucket(&m));
+	find_both(&m, 200, P(20));
+	find_both(&m, 150, P(21));
+	find_both(&m, 151, NULL);
+	find_both(&m, 109, P(9));
+	cr_assert_eq(ridr_replace(&m, P(22), 110, NULL), 0);
+	find_both(&m, 110, P(22));
+	ridr_destroy(&m);
+}
+
 T(dense_ids_burst_into_a_full_leaf)
 {
 	static unsigned long ids[64];

@@ -2,12 +2,13 @@
 # check_symbols.sh LIB NODE HEADER... - symbol hygiene of libridr.so or
 # liblockref.so.
 #
-# The dynamic symbols LIB defines must be exactly the functions the
-# public HEADERs declare out of line (libridr: ridr_*, __ridr_* and the
-# compat runtime rk_* of ridr.h, compat.h and user.h; liblockref:
-# lockref_* of lockref.h), plus rk_tsan_gp_token in a ThreadSanitizer
-# build of libridr (the inline read-side unlock releases it) and the
-# version node NODE (RIDR_1, LOCKREF_1): nothing missing, nothing extra.
+# The dynamic symbols LIB defines must be exactly the functions (and
+# the extern const data) the public HEADERs declare out of line
+# (libridr: ridr_*, __ridr_* and the compat runtime rk_* of ridr.h,
+# compat.h and user.h; liblockref: lockref_* of lockref.h), plus
+# rk_tsan_gp_token in a ThreadSanitizer build of libridr (the inline
+# read-side unlock releases it) and the version node NODE (RIDR_1,
+# LOCKREF_1): nothing missing, nothing extra.
 # Also checks the soname (libNAME.so.MAJOR, NAME from LIB's file name)
 # against pkg/VERSION when given as PKG_VERSION.
 set -euo pipefail
@@ -32,6 +33,11 @@ userspace() {
 userspace "$@" | grep -oE '^[a-z][a-z_ ]*[ *]+(__ridr|ridr|lockref|rk)_[a-z0-9_]+\(' |
 	grep -vE '^static' | grep -oE '[a-z_][a-z0-9_]*\($' | tr -d '(' |
 	sort -u >"$tmp/declared"
+# Declared data: "extern const type name;" (the reserved marker the
+# inline lookup compares with).
+userspace "$@" | grep -oE '^extern const [a-z_ ]+ (__ridr|ridr|lockref|rk)_[a-z0-9_]+;' |
+	grep -oE '[a-z_][a-z0-9_]*;$' | tr -d ';' >>"$tmp/declared" || true
+sort -u -o "$tmp/declared" "$tmp/declared"
 [[ -s $tmp/declared ]] || { echo "no declarations found in $*" >&2; exit 1; }
 
 nm -D --defined-only "$lib" | awk '{ print $3 }' | sed 's/@.*//' |
@@ -70,6 +76,6 @@ if [[ -n ${PKG_VERSION:-} && $soname != "$base.so.${PKG_VERSION%%.*}" ]]; then
 	fail=1
 fi
 if ((fail == 0)); then
-	echo "symbols: ok ($(wc -l <"$tmp/exported_fn") functions, soname $soname)"
+	echo "symbols: ok ($(wc -l <"$tmp/exported_fn") functions and data, soname $soname)"
 fi
 exit $fail
