@@ -161,11 +161,11 @@ rk_initramfs() {
 	rm -rf "$root"
 }
 
-# rk_boot BZIMAGE INITRD CONSOLE-LOG: qemu with 2 vCPUs (one per socket:
-# the guest sees both), 512 MB, under a hard timeout; the guest ends it
-# with reboot -f (-no-reboot).
+# rk_boot BZIMAGE INITRD CONSOLE-LOG [SECONDS]: qemu with 2 vCPUs (one
+# per socket: the guest sees both), 512 MB, under a hard timeout (default
+# 300 s); the guest ends it with reboot -f (-no-reboot).
 rk_boot() {
-	timeout --kill-after=10 300 qemu-system-x86_64 \
+	timeout --kill-after=10 "${4:-300}" qemu-system-x86_64 \
 		-accel tcg,thread=multi -smp 2,sockets=2,cores=1,threads=1 \
 		-m 512 -nographic -no-reboot -kernel "$1" -initrd "$2" \
 		-append "console=ttyS0 panic=-1 oops=panic loglevel=7" \

@@ -27,8 +27,9 @@
 #      tree does not; (versions in --bisect) the tree builds after patches
 #      1, 1-2 and 1-3 (tiny config; 1-4 is the debug build below), so every
 #      patch of the series builds on its own; then a full build of a small config,
-#      "debug" (tinyconfig + vm/tiny.config + vm/lockdep.config: lockdep,
-#      PROVE_RCU, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS_RCU_HEAD);
+#      "debug" (tinyconfig + vm/tiny.config + vm/lockdep.config +
+#      vm/kasan.config: lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP,
+#      DEBUG_OBJECTS_RCU_HEAD, SLUB, KASAN, kmemleak, failslab);
 #   3. (versions in --boot) also build "fast" (vm/tiny.config alone, so
 #      spinlock_t is 4 bytes and lockref's cmpxchg path is compiled in:
 #      checked in lib/lockref.o), and boot both under qemu with 2 vCPUs and a
@@ -36,7 +37,11 @@
 #      timers/posix_timers, built static) and vm/rk_smoke.c; the kernel's
 #      built-in test_ridr runs at boot.  Pass: all of them pass, the guest
 #      saw 2 CPUs, the VM ended by itself inside the hard timeout, and the
-#      console has no lockdep/RCU/BUG/WARNING splat.
+#      console has no lockdep/RCU/BUG/WARNING/KASAN splat; in the debug
+#      boot rk_smoke's memory checks ran (KASAN on, ridr_node_cache back
+#      to its count after exit and namespace teardown, each slab
+#      allocation of timer_create() and sem/msg/shmget() failed in turn
+#      through fail-nth, kmemleak clean).
 # Each check counts once; the totals go to out/test/extra-kernel.counts as
 # "PASSED FAILED" (scripts/test.sh adds them to its final line).  Logs and
 # the series: out/kernel/.  Trees, build directories and ccache live in
@@ -380,7 +385,7 @@ tiny_dir() {
 step_tiny() {	# version config
 	local v=$1 c=$2 b frags=("$HERE/vm/tiny.config")
 	b=$(tiny_dir "$v" "$c")
-	[[ $c == debug ]] && frags+=("$HERE/vm/lockdep.config")
+	[[ $c == debug ]] && frags+=("$HERE/vm/lockdep.config" "$HERE/vm/kasan.config")
 	timed "$v tiny $c bzImage" tiny_build "$CACHE/trees/$v-patched$TAG" \
 		"$b" "$LOGS/$v-tiny-$c-build.log" "${frags[@]}" &&
 		[[ -s $b/arch/x86/boot/bzImage ]]
@@ -400,13 +405,17 @@ step_lockref_cmpxchg_built() {
 
 BOOT_LOG=
 step_boot_run() {	# version config
-	local v=$1 b rc
+	local v=$1 b rc limit
 	b=$(tiny_dir "$v" "$2")
 	BOOT_LOG=$LOGS/$v-$2-console.log
 	rk_initramfs "$CACHE/trees/$v-patched$TAG" "$b/rk-initramfs.cpio" \
 		>>"$LOGS/$v-initramfs.log" 2>&1 || return 1
+	# The debug boot (lockdep, KASAN, kmemleak) takes ~175-210 s on an
+	# idle host, the fast one ~16 s: room for a busy host.
+	limit=300
+	[[ $2 == debug ]] && limit=900
 	timed "$v $2 boot and tests under qemu" rk_boot "$b/arch/x86/boot/bzImage" \
-		"$b/rk-initramfs.cpio" "$BOOT_LOG"
+		"$b/rk-initramfs.cpio" "$BOOT_LOG" "$limit"
 	rc=$?
 	tr -d '\r' <"$BOOT_LOG" >"$BOOT_LOG.tmp" && mv "$BOOT_LOG.tmp" "$BOOT_LOG"
 	# timeout exits 124 (137 when killed): the VM did not end itself.
@@ -421,6 +430,23 @@ step_no_splat() {
 		head -20 "$LOGS/$1-$2-splats.txt" >&2
 		return 1
 	fi
+}
+
+# The debug boot's memory checks ran (rk_smoke skips a check whose kernel
+# support is missing, and rk_smoke's own result counts only what ran):
+# KASAN on, ridr_node_cache counted in /proc/slabinfo, every slab
+# allocation of timer_create() and sem/msg/shmget() failed in turn
+# (fail-nth), kmemleak found nothing.
+step_debug_checks_ran() {
+	local t
+	console_has 'KernelAddressSanitizer initialized' || return 1
+	for t in ridr_nodes_back_after_process_exit \
+		ridr_nodes_back_after_ipc_ns_teardown \
+		fail_nth_timer_create_eagain_nothing_left \
+		fail_nth_sem_msg_shm_get_enomem_nothing_left \
+		kmemleak_nothing_unreferenced; do
+		console_has "^rk_smoke: $t ok" || { say "not run: $t"; return 1; }
+	done
 }
 
 # ---------------------------------------------------------------------
@@ -473,6 +499,9 @@ for v in $VERSIONS; do
 			console_has '^RK-RESULT posix_timers 0$'
 		check "$v/$c/rk_smoke" console_has '^RK-RESULT rk_smoke 0$'
 		check "$v/$c/no-splat-in-console" step_no_splat "$v" "$c"
+		[[ $c == debug ]] &&
+			check "$v/debug/kasan-kmemleak-fail-nth-checks-ran" \
+				step_debug_checks_ran
 		grep -E 'rk_smoke: .*(passed|FAILED)|test_ridr:|Totals' \
 			"$BOOT_LOG" | sed "s/^/$v $c: /" >>"$SUMMARY"
 	done
