@@ -439,12 +439,21 @@ static void test_ipc_more(void)
 /* ---------------------------------------------------------------- */
 /* ridr node objects back to baseline (where slabinfo shows them)     */
 
+/*
+ * Objects of ridr_node_cache in use.  kmem_cache_shrink() first (the
+ * cache's sysfs "shrink"): it flushes the per-CPU slabs, whose free
+ * objects /proc/slabinfo would count as active under SLUB, and drops
+ * the cache's objects from KASAN's quarantine, where freed objects
+ * otherwise stay allocated for a while.
+ */
 static long ridr_nodes(void)
 {
-	FILE *f = fopen("/proc/slabinfo", "r");
+	FILE *f;
 	char line[512], name[64];
 	long active = -1, n;
 
+	write_file("/sys/kernel/slab/ridr_node_cache/shrink", "1");
+	f = fopen("/proc/slabinfo", "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
@@ -512,70 +521,185 @@ static void test_ridr_slab_baseline(void)
 }
 
 /* ---------------------------------------------------------------- */
-/* failslab on ridr_node_cache (the "kasan" boot: SLUB, debugfs)      */
+/* Fault injection (the "debug" boot: FAILSLAB, debugfs): every slab   */
+/* allocation of a call fails in turn                                  */
 
 #include <sys/mount.h>
 
 #define FAILSLAB "/sys/kernel/debug/failslab/"
-#define NODE_FAILSLAB "/sys/kernel/slab/ridr_node_cache/failslab"
+#define FAIL_NTH "/proc/thread-self/fail-nth"
 
-/* Make every allocation from ridr_node_cache fail (@on), or none. */
-static int failslab(int on)
+/* Count every slab allocation for fail-nth, GFP_KERNEL ones included
+ * (failslab ignores allocations that may sleep by default), quietly (a
+ * stack dump per failure would read as a splat on the console).
+ */
+static int failslab_setup(void)
 {
 	int r = 0;
 
-	r |= write_file(NODE_FAILSLAB, on ? "1" : "0");
-	r |= write_file(FAILSLAB "cache-filter", on ? "Y" : "N");
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (access(FAILSLAB "ignore-gfp-wait", W_OK) || access(FAIL_NTH, W_OK))
+		return -1;
 	r |= write_file(FAILSLAB "ignore-gfp-wait", "N");
-	r |= write_file(FAILSLAB "task-filter", "N");
-	r |= write_file(FAILSLAB "interval", "1");
-	r |= write_file(FAILSLAB "space", "0");
+	r |= write_file(FAILSLAB "cache-filter", "N");
 	r |= write_file(FAILSLAB "verbose", "0");
-	r |= write_file(FAILSLAB "times", on ? "-1" : "0");
-	r |= write_file(FAILSLAB "probability", on ? "100" : "0");
 	return r;
 }
 
-/* A fresh process (empty id map): timer_create() needs a node. */
-static int child_timer_enomem(void)
-{
-	int id, ids[4], err;
+/*
+ * Run @call with the @n-th slab allocation of this thread failing: 1 if
+ * that allocation was made (and failed), 0 if the call made fewer than
+ * @n, -1 on error.  fail-nth is written and read back through one fd
+ * opened beforehand: an open() in between would itself allocate (a
+ * struct file) and be counted.
+ */
+static int fail_nth_fd = -1;
 
-	if (failslab(1))
-		return 1;
-	err = k_timer_create(&id) ? errno : 0;
-	failslab(0);
-	if (err != EAGAIN)
-		return 2;
-	/* Nothing half-created: no timer, and the cursor did not move. */
-	if (proc_timer_ids(ids, 4) != 0 || new_timer() != 0)
-		return 3;
-	return 0;
+static int with_nth_failing(int n, int (*call)(void), int *ret, int *err)
+{
+	char buf[16];
+	ssize_t len;
+
+	if (fail_nth_fd < 0)
+		fail_nth_fd = open(FAIL_NTH, O_RDWR);
+	len = snprintf(buf, sizeof(buf), "%d", n);
+	if (fail_nth_fd < 0 || pwrite(fail_nth_fd, buf, len, 0) != len)
+		return -1;
+	*ret = call();
+	*err = errno;
+	len = pread(fail_nth_fd, buf, sizeof(buf) - 1, 0);
+	if (pwrite(fail_nth_fd, "0", 1, 0) != 1 || len <= 0)
+		return -1;
+	buf[len] = 0;
+	return atoi(buf) == 0;
 }
 
-/* A fresh ipc namespace (empty maps): every get needs a node. */
-static int child_ipc_enomem(void)
+/*
+ * Fail allocation 1, 2, ... of @call until it makes fewer: each injected
+ * failure must give an error in @errs (0-terminated) or a success (an
+ * allocation with a fallback), and @count() must then show no object
+ * left over (the call undone, or, on success, @undo removes it).  The
+ * number of allocation points goes to *@points.
+ */
+static int fail_each_allocation(int (*call)(void), void (*undo)(int),
+				int (*count)(void), const int *errs,
+				int *points)
 {
-	struct seminfo si;
-	int ids[3], errs[3], k;
+	int n, ret, err, base = count(), injected, k;
 
-	if (unshare(CLONE_NEWIPC) || failslab(1))
+	for (n = 1; n < 500; n++) {
+		injected = with_nth_failing(n, call, &ret, &err);
+		if (injected < 0)
+			return 1;
+		if (ret >= 0)
+			undo(ret);
+		if (!injected) {
+			*points = n - 1;
+			/* Without a failure the call must work. */
+			return ret >= 0 ? 0 : 2;
+		}
+		if (ret < 0) {
+			for (k = 0; errs[k] && errs[k] != err; k++)
+				;
+			if (!errs[k])
+				return 1000 + err;
+		}
+		if (count() != base)
+			return 3;
+	}
+	return 4;
+}
+
+static int timer_call(void)
+{
+	return new_timer();
+}
+
+static void timer_undo(int id)
+{
+	k_timer_delete(id);
+}
+
+static int timer_count(void)
+{
+	int ids[64];
+
+	return proc_timer_ids(ids, 64);
+}
+
+/* One row per object in /proc/sysvipc/@kind (after the header). */
+static int sysvipc_rows(const char *kind)
+{
+	char path[64], line[512];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/proc/sysvipc/%s", kind);
+	f = fopen(path, "r");
+	if (!f)
+		return -2;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n;
+}
+
+static int sem_call(void) { return sem_new(); }
+static int msg_call(void) { return msgget(IPC_PRIVATE, IPC_CREAT | 0600); }
+static int shm_call(void) { return shm_new(); }
+static void msg_rm(int id) { msgctl(id, IPC_RMID, NULL); }
+static int sem_rows(void) { return sysvipc_rows("sem"); }
+static int msg_rows(void) { return sysvipc_rows("msg"); }
+static int shm_rows(void) { return sysvipc_rows("shm"); }
+
+static int points[4];
+
+/* A fresh process (empty id map): the first timer needs ridr memory. */
+static int child_timer_fail_nth(void)
+{
+	static const int errs[] = { EAGAIN, 0 };
+	int r = fail_each_allocation(timer_call, timer_undo, timer_count, errs,
+				     &points[0]);
+
+	/* And a timer after all that gets an id and is listed. */
+	if (!r && (new_timer() < 0 || timer_count() != 1))
+		r = 5;
+	printf("rk_smoke: timer_create: %d slab allocations%s%s\n", points[0],
+	       r > 1000 ? ", unexpected error " : "",
+	       r > 1000 ? strerror(r - 1000) : "");
+	fflush(stdout);	/* in_child() ends with _exit() */
+	return r;
+}
+
+/* A fresh ipc namespace (empty maps): the first object of each kind. */
+static int child_ipc_fail_nth(void)
+{
+	/* Where shmget() cannot get the segment's inode, shmem (and
+	 * ramfs, tinyconfig's shmem) answers ENOSPC, and a struct file
+	 * that cannot be had is ENFILE: the kernel's own errors, unpatched
+	 * as patched.
+	 */
+	static const int sysv_errs[] = { ENOMEM, 0 };
+	static const int shm_errs[] = { ENOMEM, ENOSPC, ENFILE, 0 };
+	static const int *const errs[3] = { sysv_errs, sysv_errs, shm_errs };
+	static int (*const call[3])(void) = { sem_call, msg_call, shm_call };
+	static void (*const undo[3])(int) = { sem_rm, msg_rm, shm_rm };
+	static int (*const count[3])(void) = { sem_rows, msg_rows, shm_rows };
+	static const char *const name[3] = { "semget", "msgget", "shmget" };
+	int k, r;
+
+	if (unshare(CLONE_NEWIPC))
 		return 1;
-	ids[0] = sem_new();
-	errs[0] = errno;
-	ids[1] = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
-	errs[1] = errno;
-	ids[2] = shm_new();
-	errs[2] = errno;
-	failslab(0);
-	for (k = 0; k < 3; k++)
-		if (ids[k] >= 0 || errs[k] != ENOMEM)
-			return 2 + k;
-	/* Nothing half-created: no set in use, and the first id is 0. */
-	if (semctl(0, 0, SEM_INFO, (union semun){ .buf = (void *)&si }) < 0 ||
-	    si.semusz != 0 || sem_new() != 0 || shm_new() != 0 ||
-	    msgget(IPC_PRIVATE, IPC_CREAT | 0600) != 0)
-		return 6;
+	for (k = 0; k < 3; k++) {
+		r = fail_each_allocation(call[k], undo[k], count[k], errs[k],
+					 &points[k + 1]);
+		printf("rk_smoke: %s: %d slab allocations%s%s\n", name[k],
+		       points[k + 1], r > 1000 ? ", unexpected error " : "",
+		       r > 1000 ? strerror(r - 1000) : "");
+		fflush(stdout);
+		if (r)
+			return 10 * (k + 1) + (r > 1000 ? 9 : r);
+	}
 	return 0;
 }
 
@@ -584,18 +708,16 @@ static void test_failslab(void)
 	char d[64];
 	int r;
 
-	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	if (access(NODE_FAILSLAB, W_OK) || access(FAILSLAB "probability", W_OK)) {
-		printf("rk_smoke: failslab_ridr_nodes skipped (no failslab "
-		       "for ridr_node_cache)\n");
+	if (failslab_setup()) {
+		printf("rk_smoke: fail_nth skipped (no failslab or fail-nth)\n");
 		return;
 	}
-	r = in_child(child_timer_enomem);
+	r = in_child(child_timer_fail_nth);
 	snprintf(d, sizeof(d), "(status %d)", r);
-	check(r == 0, "failslab_timer_create_eagain_nothing_left", d);
-	r = in_child(child_ipc_enomem);
+	check(r == 0, "fail_nth_timer_create_eagain_nothing_left", d);
+	r = in_child(child_ipc_fail_nth);
 	snprintf(d, sizeof(d), "(status %d)", r);
-	check(r == 0, "failslab_sem_msg_shm_get_enomem_nothing_left", d);
+	check(r == 0, "fail_nth_sem_msg_shm_get_enomem_nothing_left", d);
 }
 
 /* kmemleak: nothing unreferenced after the whole run (objects must be
