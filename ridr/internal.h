@@ -420,20 +420,24 @@ RK_HIDDEN int ridr_first_free(const struct ridr *map, unsigned long start,
  * one function per key width, so each loop reads a typed array.
  * Readers (read.c) and writers (bucket.c) search alike; inline in both.
  *
- * First one probe: the keys are sorted and distinct, so @key can sit at
+ * First two probes: the keys are sorted and distinct, so @key can sit at
  * index @key - k[0] at the most, and sits exactly there when the keys
  * from k[0] up to it are consecutive, as ids handed out in order are
  * (timers, ipc objects, a dense small map): then the lookup costs two
- * key loads instead of a scan.  Every key read is below @n, so
- * initialised (R3 in read.c), and never changes while the bucket is
- * reachable (R4): the probe can only find the one record that holds @key.
+ * key loads instead of a scan.  Likewise it sits at n - 1 - (k[n-1] -
+ * @key) when the keys from it up to the last are consecutive: cyclic
+ * churn above a long-lived id (a process's one armed timer, then
+ * create/delete: keys L, c, c + 1, ..., the ids after L's gap).  Every
+ * key read is below @n, so initialised (R3 in read.c), and never
+ * changes while the bucket is reachable (R4): a probe can only find the
+ * one record that holds @key.
  */
 #define RIDR_DEFINE_SCAN(name, type)                                        \
 	static inline int name(const type *k, unsigned int n,               \
 			       unsigned long key)                           \
 	{                                                                   \
 		unsigned int i;                                             \
-		unsigned long k0, d;                                        \
+		unsigned long k0, kl, d;                                    \
 									    \
 		if (!n)                                                     \
 			return -1;                                          \
@@ -442,6 +446,11 @@ RK_HIDDEN int ridr_first_free(const struct ridr *map, unsigned long start,
 		if ((type)key >= k0 && d < n &&                             \
 		    rk_read_once(k[d]) == (type)key)                        \
 			return (int)d;                                      \
+		kl = rk_read_once(k[n - 1]);                                \
+		d = kl - (unsigned long)(type)key;                          \
+		if ((type)key <= kl && d < n &&                             \
+		    rk_read_once(k[n - 1 - d]) == (type)key)                \
+			return (int)(n - 1 - d);                            \
 		for (i = 0; i < n; i++) {                                   \
 			type ki = rk_read_once(k[i]);                       \
 									    \
