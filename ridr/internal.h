@@ -72,49 +72,13 @@ static inline rk_gfp_t ridr_gfp(const struct ridr *map, rk_gfp_t gfp)
 #define RIDR_COLLAPSE_MAX 4
 #define RIDR_MERGE_MAX 8
 
-/*
- * struct ridr_bucket - sorted (key, entry) records below one slot (or
- * the root).
- * @n: records in use, tombstones included; readers load it with acquire
- *     (it grows in place when a record is appended).
- * @cap: records the object has room for (immutable).
- * @kshift: keys are the low @kshift bits of the ids (immutable).  The
- *          slots that point here cover ranges of at most 2^@kshift ids
- *          whose bits above @kshift are fixed by the path, so a key
- *          names one id.
- * @block: 1 if the object is a full node's memory (from a preload or a
- *         spare), freed as such (immutable).
- * @eoff: the entries start at @data[@eoff] (immutable; set with @cap and
- *        @kshift by ridr_bucket_shape(), so that finding an entry is one
- *        load and an add, not a width computation).
- * @live: writer only: records with a non-NULL entry that some slot can
- *        reach.
- * @refs: writer only: slots (or the root) that point here.  More than
- *        one after a burst, until each of them gets a bucket of its own.
- * @rcu: deferred free; overlays the writer-only fields, which nobody
- *       reads once the bucket has left the tree.
- *
- * After the 24-byte header: @cap keys of 2, 4 or 8 bytes (by @kshift),
- * padded to 8 bytes, then @cap entries.  An entry is NULL in a tombstone
- * (a removed id whose record stays until the next copy: free), the
- * address of __ridr_reserved for a reservation, or the caller's pointer.
+/* The records of bucket @b: keys from here, entries from word @b->eoff
+ * (struct ridr_bucket in ridr.h).
  */
-struct ridr_bucket {
-	uint8_t n;
-	uint8_t cap;
-	uint8_t kshift;
-	uint8_t block;
-	uint8_t eoff;
-	uint8_t pad_[3];
-	union {
-		struct {
-			uint32_t live;
-			uint32_t refs;
-		} w;
-		struct rk_rcu_head rcu;
-	} u;
-	uint64_t data[];
-};
+static inline uint64_t *ridr_bdata(const struct ridr_bucket *b)
+{
+	return (uint64_t *)(unsigned long)(b + 1);
+}
 
 /*
  * struct ridr_ida_chunk - the bitmap of RIDR_IDA_BITS ids of an IDA
@@ -139,17 +103,8 @@ struct ridr_ida_chunk {
 /* The entry of a reserved id in a bucket: readers return NULL for it. */
 #define RIDR_RESERVED ((void *)&__ridr_reserved)
 
-/* ridr_find()'s inline bucket path (ridr.h) reads a bucket through
- * struct __ridr_bucket_head: the same head, the keys right after it.
- */
-RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr_bucket, n) !=
-		__builtin_offsetof(struct __ridr_bucket_head, n));
-RK_BUILD_BUG_ON(__builtin_offsetof(struct ridr_bucket, eoff) !=
-		__builtin_offsetof(struct __ridr_bucket_head, eoff));
-RK_BUILD_BUG_ON(sizeof(struct __ridr_bucket_head) !=
-		__builtin_offsetof(struct ridr_bucket, data));
-RK_BUILD_BUG_ON(sizeof(((struct ridr_bucket *)0)->n) != 1 ||
-		sizeof(((struct ridr_bucket *)0)->eoff) != 1);
+/* The records start right after the head, 8-byte aligned. */
+RK_BUILD_BUG_ON(sizeof(struct ridr_bucket) % 8 != 0);
 
 /* Layout checks: what readers load never shares a line with what
  * writers update in a full node.
@@ -300,7 +255,7 @@ static inline void ridr_bucket_shape(struct ridr_bucket *b,
 
 static inline void __rk_rcu **ridr_entries(const struct ridr_bucket *b)
 {
-	return (void __rk_rcu **)(unsigned long)(b->data + b->eoff);
+	return (void __rk_rcu **)(unsigned long)(ridr_bdata(b) + b->eoff);
 }
 
 /* Key of record @i: a single-copy load (the array is written in place
@@ -309,7 +264,7 @@ static inline void __rk_rcu **ridr_entries(const struct ridr_bucket *b)
 static inline unsigned long ridr_key(const struct ridr_bucket *b,
 				     unsigned int i)
 {
-	const void *k = b->data;
+	const void *k = ridr_bdata(b);
 
 	switch (ridr_key_bytes(b->kshift)) {
 	case 2:
@@ -466,7 +421,7 @@ RIDR_DEFINE_SCAN(ridr_scan64, uint64_t)
 static inline int ridr_key_index(const struct ridr_bucket *b,
 				 unsigned int n, unsigned long key)
 {
-	const void *keys = b->data;
+	const void *keys = ridr_bdata(b);
 
 	switch (ridr_key_bytes(b->kshift)) {
 	case 2:

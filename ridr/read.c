@@ -24,7 +24,7 @@
  *     below the count loaded are initialised (pairs with W4).  The
  *     inline root-bucket path of ridr_find() (__ridr_find_root_bucket()
  *     in ridr.h) makes the same loads in the same order as
- *     __ridr_find_slow() below, through a mirror of the bucket's head.
+ *     __ridr_find_slow() below (struct ridr_bucket is in ridr.h for it).
  * R4. A record's key never changes while the bucket is reachable; its
  *     entry does (remove: NULL, re-allocation of the same id, replace),
  *     each store a whole pointer: the reader sees the old or the new one.

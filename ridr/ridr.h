@@ -865,16 +865,41 @@ static inline bool __ridr_is_node(const void *s)
 }
 
 /*
- * A small map is one bucket at the root (timers of a process, ipc
- * objects of a namespace): ridr_find() reads it inline when its keys
- * are 16-bit (ids below 2^16) and the ids were handed out in order, so
- * that the record of @id sits at index @id - key[0].  This is the head
- * of struct ridr_bucket (ridr/internal.h, which checks that the two
- * agree), as much as that path reads: @n (acquire), @eoff
- * (immutable), then the keys right after the head.  Everything else
- * about buckets stays internal.
+ * struct ridr_bucket - sorted (key, entry) records below one slot (or
+ * the root).
+ * @n: records in use, tombstones included; readers load it with acquire
+ *     (it grows in place when a record is appended).
+ * @cap: records the object has room for (immutable).
+ * @kshift: keys are the low @kshift bits of the ids (immutable).  The
+ *          slots that point here cover ranges of at most 2^@kshift ids
+ *          whose bits above @kshift are fixed by the path, so a key
+ *          names one id.
+ * @block: 1 if the object is a full node's memory (from a preload or a
+ *         spare), freed as such (immutable).
+ * @eoff: the entries start at word @eoff of the records (immutable; set
+ *        with @cap and @kshift by ridr_bucket_shape(), so that finding
+ *        an entry is one load and an add, not a width computation).
+ * @live: writer only: records with a non-NULL entry that some slot can
+ *        reach.
+ * @refs: writer only: slots (or the root) that point here.  More than
+ *        one after a burst, until each of them gets a bucket of its own.
+ * @rcu: deferred free; overlays the writer-only fields, which nobody
+ *       reads once the bucket has left the tree.
+ *
+ * The records follow the header (24 bytes with 64-bit pointers): @cap
+ * keys of 2, 4 or 8 bytes (by @kshift), padded to 8 bytes, then @cap
+ * entries.  An entry is NULL in a tombstone (a removed id whose record
+ * stays until the next copy: free), the address of __ridr_reserved for a
+ * reservation, or the caller's pointer.
+ *
+ * Internal to ridr (ridr/internal.h and bucket.c have the code); it is
+ * in this header for ridr_find()'s inline path: a small map is one
+ * bucket at the root (the timers of a process, the ipc objects of a
+ * namespace), which ridr_find() reads itself when its keys are 16-bit
+ * (ids below 2^16) and the ids were handed out in order, so that the
+ * record of an id sits at index id - key[0].
  */
-struct __ridr_bucket_head {
+struct ridr_bucket {
 	uint8_t n;
 	uint8_t cap;
 	uint8_t kshift;
@@ -908,7 +933,7 @@ extern const char __ridr_reserved;
  */
 static inline void *__ridr_find_root_bucket(unsigned long w, unsigned long id)
 {
-	const struct __ridr_bucket_head *b;
+	const struct ridr_bucket *b;
 	const uint16_t *k;
 	void __rk_rcu *const *ents;
 	unsigned int n;
@@ -917,7 +942,7 @@ static inline void *__ridr_find_root_bucket(unsigned long w, unsigned long id)
 
 	if ((w & RIDR_KIND_MASK) != __RIDR_KIND_B16)
 		return w ? __ridr_find_slow((const void *)w, id, true) : NULL;
-	b = (const struct __ridr_bucket_head *)(w - __RIDR_KIND_B16);
+	b = (const struct ridr_bucket *)(w - __RIDR_KIND_B16);
 	n = rk_load_acquire(b->n);
 	k = (const uint16_t *)(const void *)(b + 1);
 	if (unlikely(!n))

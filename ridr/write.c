@@ -528,7 +528,7 @@ static void ridr_bucket_append(struct ridr_bucket *b, unsigned long key,
 			       void *entry)
 {
 	unsigned int n = b->n;
-	void *k = b->data;
+	void *k = ridr_bdata(b);
 
 	switch (ridr_key_bytes(b->kshift)) {
 	case 2:
