@@ -25,6 +25,7 @@
  *   rk_smp_rmb()               smp_rmb()
  *   rk_prefetch(p)             prefetch(p)
  *   rk_always_inline           __always_inline
+ *   __rk_uninitialized         __uninitialized
  *   RK_GFP_ATOMIC, RK_GFP_ACCOUNT  GFP_ATOMIC, __GFP_ACCOUNT
  *
  * Ordering notes:
@@ -184,6 +185,12 @@ typedef uint64_t rk_aligned_u64 __attribute__((aligned(8)));
 
 /* Sparse's RCU address space (kernel: __rcu); nothing here. */
 #define __rk_rcu
+
+/* Not zeroed by the compiler's automatic-variable initialisation
+ * (kernel: __uninitialized, for CONFIG_INIT_STACK_ALL_ZERO); userspace
+ * builds do not initialise automatic variables: nothing here.
+ */
+#define __rk_uninitialized
 
 /*
  * Acquire load / release store of a scalar (kernel: smp_load_acquire,

@@ -219,6 +219,9 @@ rk_export_symbol(ridr_set_flags);
  * object: a full leaf (@leaf, with the full nodes above it in @path), or
  * a bucket (@b, with @tomb the id's tombstone record or -1, and @clean
  * if only this slot reaches it).  Lets an allocation store at once.
+ * Declared __rk_uninitialized (no compiler zeroing in the kernel): each
+ * path of ridr_next_free() writes what it sets before anyone reads it
+ * (@leaf and @b first, @tomb and @clean with @b, @path with @leaf).
  */
 struct ridr_hint {
 	struct ridr_node *path[RIDR_MAX_LEVELS];
@@ -917,9 +920,9 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 			 unsigned long max, unsigned long *idp, bool cyclic,
 			 struct ridr_preload *pl)
 {
-	struct ridr_need need;
-	struct ridr_stock st;
-	struct ridr_hint h;
+	struct ridr_need need __rk_uninitialized;
+	struct ridr_stock st __rk_uninitialized;
+	struct ridr_hint h __rk_uninitialized;
 	unsigned long id;
 	int ret, wrapped = 0;
 
@@ -1084,7 +1087,7 @@ static int ridr_locked_retry(struct ridr *map, const struct ridr_args *a)
 
 static int ridr_locked(struct ridr *map, const struct ridr_args *a)
 {
-	struct ridr_preload none;	/* the first try preloads nothing */
+	struct ridr_preload none __rk_uninitialized;	/* preloads nothing */
 	int ret;
 
 	none.nr = 0;
@@ -1102,8 +1105,8 @@ static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
 			     unsigned long max, unsigned long *idp,
 			     enum ridr_op op)
 {
-	struct ridr_preload none;
-	struct ridr_args a;
+	struct ridr_preload none __rk_uninitialized;
+	struct ridr_args a __rk_uninitialized;
 	int ret;
 
 	if (!map || !idp || min > max)
@@ -1177,7 +1180,9 @@ rk_export_symbol(ridr_store);
  * Where allocated id @id lives: a full leaf (*@leafp, slot digit) or a
  * bucket record (*@bp, index).  @path[l] gets the full node at level l
  * on the way (root included).  -ENOENT if @id is not allocated.
- * Always inline, as ridr_next_free().
+ * Always inline, as ridr_next_free().  Declared __rk_uninitialized, as
+ * struct ridr_hint: ridr_locate() writes @leaf, @b and @root_bucket
+ * first, the rest on the path that sets them.
  */
 struct ridr_spot {
 	struct ridr_node *path[RIDR_MAX_LEVELS];
@@ -1274,7 +1279,7 @@ static void ridr_spot_set(const struct ridr_spot *sp, unsigned long id,
 
 void *ridr_find_locked(const struct ridr *map, unsigned long id)
 {
-	struct ridr_spot sp;
+	struct ridr_spot sp __rk_uninitialized;
 
 	if (!map || ridr_locate(map, id, &sp))
 		return NULL;
@@ -1288,7 +1293,7 @@ rk_export_symbol(ridr_find_locked);
 static int ridr_do_store(struct ridr *map, unsigned long id, void *ptr,
 			 void **oldp, struct ridr_preload *pl)
 {
-	struct ridr_spot sp;
+	struct ridr_spot sp __rk_uninitialized;
 	unsigned long got;
 	void *old = NULL;
 	int ret = 0;
@@ -1311,7 +1316,7 @@ static int ridr_do_store(struct ridr *map, unsigned long id, void *ptr,
 int __ridr_replace(struct ridr *map, void *ptr, unsigned long id,
 		   void **oldp)
 {
-	struct ridr_spot sp;
+	struct ridr_spot sp __rk_uninitialized;
 	void *old;
 
 	if (!map)
@@ -1335,7 +1340,7 @@ rk_export_symbol(__ridr_replace);
 int __ridr_cmpxchg(struct ridr *map, unsigned long id, void *old, void *entry,
 		   void **curp)
 {
-	struct ridr_spot sp;
+	struct ridr_spot sp __rk_uninitialized;
 	void *cur;
 
 	if (!map)
@@ -1825,7 +1830,7 @@ static rk_always_inline void *ridr_remove_spot(struct ridr *map,
 static rk_always_inline int ridr_do_remove(struct ridr *map, unsigned long id,
 					   void **oldp)
 {
-	struct ridr_spot sp;
+	struct ridr_spot sp __rk_uninitialized;
 	void *old;
 
 	if (ridr_locate(map, id, &sp))
@@ -1847,7 +1852,7 @@ rk_export_symbol(__ridr_remove);
 /* W13: compared and removed under the writers' serialization. */
 int __ridr_remove_if(struct ridr *map, unsigned long id, void *expected)
 {
-	struct ridr_spot sp;
+	struct ridr_spot sp __rk_uninitialized;
 
 	if (!map)
 		return -EINVAL;
