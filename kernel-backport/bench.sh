@@ -28,8 +28,8 @@
 #      sha256, date, command), results.md (table) and results.png (chart).
 #
 # --self-check (seconds, no kernel, for CI): bash -n of the scripts,
-# rk_bench.c compiles with -Werror, and bench_report.py turns a synthetic
-# sample file into results.json/md.
+# rk_bench.c and prof/tbprof.c (prof.sh's plugin) compile with -Werror,
+# and bench_report.py turns a synthetic sample file into results.json/md.
 #
 # Progress goes to stderr; build logs and consoles to out/kernel/bench/logs/.
 # The figures are measured, never judged: the command fails (exit 1) only if
@@ -74,8 +74,11 @@ if ((SELF_CHECK)); then
 	d=$(mktemp -d)
 	bash -n "$0" && bash -n "$HERE/lib.sh" && bash -n "$HERE/vm/bench_init" &&
 		bash -n "$HERE/compare_boot.sh" && bash -n "$HERE/verify.sh" &&
+		bash -n "$HERE/prof.sh" &&
 		gcc -static -O2 -pthread -Wall -Wextra -Werror -o "$d/rk_bench" \
 			"$HERE/vm/rk_bench.c" &&
+		gcc -O2 -shared -fPIC -Wall -Wextra -Werror -o "$d/tbprof.so" \
+			"$HERE/prof/tbprof.c" -lpthread &&
 		printf '%s\n' "patched 1 psem 2 110 110 1.0" \
 			"unpatched 1 psem 2 100 100 1.0" >"$d/s.tsv" &&
 		echo '{"version": "6.1", "series": ["0001-x.patch"],
