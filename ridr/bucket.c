@@ -44,13 +44,18 @@ int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id)
 {
 	unsigned long key = id & ridr_low_mask(b->kshift);
 	unsigned int n = b->n;
+	unsigned long last;
 
 	/* Past the last key (an append, cyclic allocation): no record,
-	 * and no scan of them all.
+	 * and no scan of them all; the last key itself (cyclic churn
+	 * removes the id it allocated last): that record.
 	 */
-	if (!n || key > ridr_key(b, n - 1))
+	if (!n)
 		return -1;
-	/* The readers' search (read.c): the probe, then a scan. */
+	last = ridr_key(b, n - 1);
+	if (key >= last)
+		return key == last ? (int)n - 1 : -1;
+	/* The readers' search (read.c): the probes, then a scan. */
 	return ridr_key_index(b, n, key);
 }
 

@@ -883,6 +883,45 @@ static bool ridr_store_fast(struct ridr_hint *h, unsigned long id, void *ptr)
 	return false;
 }
 
+/*
+ * The steady state of cyclic allocation in a small map (a process's
+ * timers, churning): the cursor's id is past every key of the root
+ * bucket, which has room.  This is what ridr_pick() + ridr_store_fast()
+ * do in that case (the cursor's id is free, it becomes the new last
+ * record, W4: an append published by the release of @n), without the
+ * search's general steps; and what ridr_do_alloc() then does to the
+ * count and the cursor, which cannot wrap here (the id is the cursor,
+ * not RIDR_MAX_ID, and no wrap is pending).  False, nothing changed,
+ * in every other case.  The in-VM profile of timer_churn counted ~37
+ * guest blocks per allocation in the general path.
+ */
+static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
+						unsigned long min,
+						unsigned long max,
+						unsigned long *idp)
+{
+	void *w = ridr_protected(map, map->root);
+	unsigned long id = map->next;
+	struct ridr_bucket *b;
+	unsigned int n;
+
+	if (!ridr_kind(w) || id < min || id > max || id == RIDR_MAX_ID ||
+	    (map->flags & RIDR_F_WRAPPED))
+		return false;
+	b = ridr_to_bucket(w);
+	n = b->n;
+	/* A root bucket's keys are whole ids (below 2^kshift). */
+	if (!n || n >= b->cap || n >= RIDR_BUCKET_MAX ||
+	    (b->kshift < RIDR_ID_BITS && (id >> b->kshift)) ||
+	    id <= ridr_key(b, n - 1))
+		return false;
+	ridr_bucket_append(b, id, ptr ? ptr : RIDR_RESERVED);
+	rk_write_once(map->count, map->count + 1);
+	rk_write_once(map->next, id + 1);
+	*idp = id;
+	return true;
+}
+
 /* The id an allocation takes: lowest free in [@min, @max], or from the
  * cursor with wrap-around.
  */
@@ -926,6 +965,8 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 	unsigned long id;
 	int ret, wrapped = 0;
 
+	if (cyclic && ridr_cyclic_append(map, ptr, min, max, idp))
+		return 0;
 	ret = ridr_pick(map, min, max, cyclic, &id, &h);
 	if (ret)
 		return ret;

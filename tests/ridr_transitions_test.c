@@ -232,6 +232,45 @@ T(a_root_bucket_is_read_inline_hit_or_miss)
 	ridr_destroy(&m);
 }
 
+/* Cyclic allocation into a root bucket takes a short path when the
+ * cursor's id is past every key (ridr_cyclic_append() in write.c); every
+ * case next to it must take the general one. */
+T(cyclic_appends_to_a_root_bucket_and_the_cases_next_to_it)
+{
+	static const unsigned long want[] = { 0, 1, 2, 7, 8, 9, 65537 };
+	struct ridr m;
+	unsigned long id;
+
+	ridr_init(&m);
+	must(&m, P(0), 0, 0, 0);
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(1), 0, 1000, &id), 0);
+	cr_assert_eq(id, 1);
+	/* The cursor's id taken by a plain allocation: it is the last key,
+	 * not past it. */
+	must(&m, P(2), 2, 2, 2);
+	cr_assert_eq(ridr_get_cursor(&m), 2);
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(3), 0, 1000, &id), 0);
+	cr_assert_eq(id, 3, "the cursor's id was taken: got %lu", id);
+	cr_assert_eq(ridr_remove(&m, 3, NULL), 0);
+	/* The cursor outside [min, max]: from min. */
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(3), 7, 9, &id), 0);
+	cr_assert_eq(id, 7);
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(4), 7, 9, &id), 0);
+	cr_assert_eq(id, 8);
+	/* The cursor at max: still the cursor's id. */
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(5), 7, 9, &id), 0);
+	cr_assert_eq(id, 9);
+	/* Past the root bucket's 16-bit keys: the bucket widens. */
+	__ridr_set_cursor(&m, 65537);
+	cr_assert(root_is_b16_bucket(&m));
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(6), 0, ULONG_MAX, &id), 0);
+	cr_assert_eq(id, 65537);
+	cr_assert(!root_is_b16_bucket(&m));
+	cr_assert_eq(ridr_get_cursor(&m), 65538);
+	expect_exactly(&m, want, 7, NULL, "after the cyclic appends");
+	ridr_destroy(&m);
+}
+
 T(dense_ids_burst_into_a_full_leaf)
 {
 	static unsigned long ids[64];
