@@ -13,6 +13,7 @@ ridr=$2
 "$ridr" lookup 64 --writer --quick --threads 1,2 --json "$out/lookup_w.json" >/dev/null
 "$ridr" churn --quick --threads 1,2 --json "$out/churn.json" >/dev/null
 "$ridr" icount 64 1000 | grep "1000 finds of 64 ids" >/dev/null
+"$ridr" icount-timer 1000 | grep "1000 create/find/delete steps done" >/dev/null
 python3 benchmarks/plot.py --check-only "$out"/fstat2.json "$out"/open3.json \
 	"$out"/lookup.json "$out"/lookup_w.json "$out"/churn.json
 hist=$3

@@ -21,6 +21,15 @@
  *                        ids, for callgrind (scripts/bench.sh divides the
  *                        instructions counted inside ridr_find, flat_find
  *                        and ridr_pair by K).
+ *   icount-timer K       K POSIX-timer steps on a map of its own, as
+ *                        patch 4 of the kernel series makes them: a
+ *                        cyclic allocation in [0, INT_MAX] (timer_create),
+ *                        a lookup (timer_delete's __lock_timer) and the
+ *                        removal, with the cursor started past 2^16 (ids
+ *                        of a process that has churned timers for a
+ *                        while) and one long-lived id below it; for
+ *                        callgrind (scripts/icount.sh counts inside
+ *                        timer_create_op, timer_find_op, timer_delete_op).
  *
  * Timing is measured here, never asserted by a test.
  */
@@ -729,6 +738,58 @@ __attribute__((noinline)) void ridr_pair(unsigned long id)
 		die("icount: pair");
 }
 
+/* The three ridr calls of a POSIX timer's life (kernel patch 4). */
+static struct ridr tmap;
+
+__attribute__((noinline)) unsigned long timer_create_op(void);
+__attribute__((noinline)) unsigned long timer_create_op(void)
+{
+	unsigned long id;
+
+	if (ridr_alloc_cyclic(&tmap, &dummy, 0, INT_MAX, &id))
+		die("icount-timer: alloc");
+	return id;
+}
+
+__attribute__((noinline)) void *timer_find_op(unsigned long id);
+__attribute__((noinline)) void *timer_find_op(unsigned long id)
+{
+	void *p;
+
+	rk_rcu_read_lock();
+	p = ridr_find(&tmap, id);
+	rk_rcu_read_unlock();
+	return p;
+}
+
+__attribute__((noinline)) void timer_delete_op(unsigned long id);
+__attribute__((noinline)) void timer_delete_op(unsigned long id)
+{
+	if (ridr_remove(&tmap, id, NULL))
+		die("icount-timer: remove");
+}
+
+static int cmd_icount_timer(long k)
+{
+	unsigned long first, id;
+
+	ridr_init(&tmap);
+	ridr_lock(&tmap);
+	__ridr_set_cursor(&tmap, 70000);
+	ridr_unlock(&tmap);
+	first = timer_create_op();	/* the long-lived timer */
+	for (long i = 0; i < k; i++) {
+		id = timer_create_op();
+		if (timer_find_op(id) != &dummy)
+			die("icount-timer: find");
+		timer_delete_op(id);
+	}
+	timer_delete_op(first);
+	ridr_destroy(&tmap);
+	printf("icount-timer: %ld create/find/delete steps done\n", k);
+	return 0;
+}
+
 static int cmd_icount(unsigned long n, long k)
 {
 	uint64_t s = 7;
@@ -774,6 +835,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "icount") && argc == 4)
 		return cmd_icount(strtoul(argv[2], NULL, 0),
 				  strtol(argv[3], NULL, 0));
+	if (!strcmp(argv[1], "icount-timer") && argc == 3)
+		return cmd_icount_timer(strtol(argv[2], NULL, 0));
 	if (!strcmp(argv[1], "lookup") && argc >= 3) {
 		int skip = 2;
 
@@ -828,6 +891,6 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: %s lookup N [--writer] [opts] | churn [opts] | "
 			"scaling [--quick] [--json F] | memory [--quick] [--json F] | "
-			"icount N K\n", argv[0]);
+			"icount N K | icount-timer K\n", argv[0]);
 	return 2;
 }

@@ -110,6 +110,7 @@
 #define RK_HIDDEN
 
 #define rk_always_inline __always_inline
+#define rk_noinline noinline
 
 /* ------------------------------------------------------------------ */
 /* Bits                                                                */

@@ -25,6 +25,7 @@
  *   rk_smp_rmb()               smp_rmb()
  *   rk_prefetch(p)             prefetch(p)
  *   rk_always_inline           __always_inline
+ *   rk_noinline                noinline
  *   __rk_uninitialized         __uninitialized
  *   RK_GFP_ATOMIC, RK_GFP_ACCOUNT  GFP_ATOMIC, __GFP_ACCOUNT
  *
@@ -123,6 +124,9 @@ extern char rk_tsan_gp_token;
 /* Inline whatever the compiler's size estimate says (a hot writer step
  * called from a few places; kernel: __always_inline). */
 #define rk_always_inline inline __attribute__((always_inline))
+/* Keep out of line (a slow path whose register saves and stack frame
+ * must not land on the inline fast path next to it; kernel: noinline). */
+#define rk_noinline __attribute__((noinline))
 
 #define rk_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))

@@ -23,17 +23,17 @@
 	do {                                                                \
 		switch (ridr_key_bytes((b)->kshift)) {                      \
 		case 2: {                                                   \
-			const uint16_t *keys = (const void *)ridr_bdata(b);    \
+			const uint16_t *keys = (const void *)__ridr_bucket_data(b);    \
 			BODY;                                               \
 			break;                                              \
 		}                                                           \
 		case 4: {                                                   \
-			const uint32_t *keys = (const void *)ridr_bdata(b);    \
+			const uint32_t *keys = (const void *)__ridr_bucket_data(b);    \
 			BODY;                                               \
 			break;                                              \
 		}                                                           \
 		default: {                                                  \
-			const uint64_t *keys = (const void *)ridr_bdata(b);    \
+			const uint64_t *keys = (const void *)__ridr_bucket_data(b);    \
 			BODY;                                               \
 			break;                                              \
 		}                                                           \
@@ -128,7 +128,7 @@ static inline void ridr_bucket_put(struct ridr_bucket *dst,
 {
 	unsigned long key = id & ridr_low_mask(dst->kshift);
 	unsigned int i = dst->n;
-	void *k = ridr_bdata(dst);
+	void *k = __ridr_bucket_data(dst);
 
 	rk_warn_on_once(i >= dst->cap);
 	switch (ridr_key_bytes(dst->kshift)) {

@@ -33,7 +33,7 @@
  * low bits of its address are free.
  */
 #define RIDR_KIND_B16 __RIDR_KIND_B16
-#define RIDR_KIND_B32 4UL
+#define RIDR_KIND_B32 __RIDR_KIND_B32
 #define RIDR_KIND_B64 6UL
 /* The root word's shift field holds every level's shift; a shift never
  * sets the FULL tag; the tags fit below a node's alignment.
@@ -71,14 +71,6 @@ static inline rk_gfp_t ridr_gfp(const struct ridr *map, rk_gfp_t gfp)
  */
 #define RIDR_COLLAPSE_MAX 4
 #define RIDR_MERGE_MAX 8
-
-/* The records of bucket @b: keys from here, entries from word @b->eoff
- * (struct ridr_bucket in ridr.h).
- */
-static inline uint64_t *ridr_bdata(const struct ridr_bucket *b)
-{
-	return (uint64_t *)(unsigned long)(b + 1);
-}
 
 /*
  * struct ridr_ida_chunk - the bitmap of RIDR_IDA_BITS ids of an IDA
@@ -255,7 +247,7 @@ static inline void ridr_bucket_shape(struct ridr_bucket *b,
 
 static inline void __rk_rcu **ridr_entries(const struct ridr_bucket *b)
 {
-	return (void __rk_rcu **)(unsigned long)(ridr_bdata(b) + b->eoff);
+	return (void __rk_rcu **)(unsigned long)(__ridr_bucket_data(b) + b->eoff);
 }
 
 /* Key of record @i: a single-copy load (the array is written in place
@@ -264,7 +256,7 @@ static inline void __rk_rcu **ridr_entries(const struct ridr_bucket *b)
 static inline unsigned long ridr_key(const struct ridr_bucket *b,
 				     unsigned int i)
 {
-	const void *k = ridr_bdata(b);
+	const void *k = __ridr_bucket_data(b);
 
 	switch (ridr_key_bytes(b->kshift)) {
 	case 2:
@@ -421,7 +413,7 @@ RIDR_DEFINE_SCAN(ridr_scan64, uint64_t)
 static inline int ridr_key_index(const struct ridr_bucket *b,
 				 unsigned int n, unsigned long key)
 {
-	const void *keys = ridr_bdata(b);
+	const void *keys = __ridr_bucket_data(b);
 
 	switch (ridr_key_bytes(b->kshift)) {
 	case 2:

@@ -22,7 +22,7 @@
  * R3. A bucket's @cap, @kshift and @eoff never change after publication; @n
  *     grows in place (an append) and is loaded with acquire: the records
  *     below the count loaded are initialised (pairs with W4).  The
- *     inline root-bucket path of ridr_find() (__ridr_find_root_bucket()
+ *     inline root-bucket path of ridr_find() (__ridr_root_probe()
  *     in ridr.h) makes the same loads in the same order as
  *     __ridr_find_slow() below (struct ridr_bucket is in ridr.h for it).
  * R4. A record's key never changes while the bucket is reachable; its

@@ -895,9 +895,9 @@ static inline bool __ridr_is_node(const void *s)
  * Internal to ridr (ridr/internal.h and bucket.c have the code); it is
  * in this header for ridr_find()'s inline path: a small map is one
  * bucket at the root (the timers of a process, the ipc objects of a
- * namespace), which ridr_find() reads itself when its keys are 16-bit
- * (ids below 2^16) and the ids were handed out in order, so that the
- * record of an id sits at index id - key[0].
+ * namespace), which ridr_find() reads itself when its keys are 16- or
+ * 32-bit (ids below 2^32) and the ids were handed out in order, so that
+ * the record of an id sits at index id - key[0].
  */
 struct ridr_bucket {
 	uint8_t n;
@@ -914,51 +914,106 @@ struct ridr_bucket {
 		struct rk_rcu_head rcu;
 	} u;
 };
-/* Bucket kind of 16-bit keys in a root word or slot (bits 1-2, bit 0
- * clear; ridr/internal.h has the others).
+/* Bucket kinds of 16- and 32-bit keys in a root word or slot (bits 1-2,
+ * bit 0 clear; ridr/internal.h has the third).
  */
 #define __RIDR_KIND_B16 2UL
+#define __RIDR_KIND_B32 4UL
 /* Its address is the entry of a reserved id in a bucket (never read). */
 extern const char __ridr_reserved;
 
-/*
- * The root word @w is NULL or a bucket.  The loads are those of
- * __ridr_find_slow(), in the same order, and pair with the same writer
- * stores (R3, R4 in ridr/read.c): @n with acquire, so the keys and
- * entries below it are initialised (the release of a bucket append, or
- * the publication of the bucket itself); a key below @n never changes
- * while the bucket is reachable, so a key equal to @id names its
- * record; the entry is one dependent load.  Anything but a hit of the
- * probe goes out of line.
- */
-static inline void *__ridr_find_root_bucket(unsigned long w, unsigned long id)
+/* The records of bucket @b: keys, padding, entries, after the header. */
+static inline uint64_t *__ridr_bucket_data(const struct ridr_bucket *b)
 {
-	const struct ridr_bucket *b;
-	const uint16_t *k;
+	return (uint64_t *)(unsigned long)(b + 1);
+}
+
+/* Key @i of keys @k that are @kb (2, 4 or 8) bytes wide: a single-copy
+ * load.
+ */
+static rk_always_inline unsigned long __ridr_root_key(const void *k,
+						      unsigned int kb,
+						      unsigned int i)
+{
+	if (kb == 2)
+		return rk_read_once(((const uint16_t *)k)[i]);
+	if (kb == 4)
+		return rk_read_once(((const uint32_t *)k)[i]);
+	return (unsigned long)rk_read_once(((const uint64_t *)k)[i]);
+}
+
+/*
+ * The index of @id among the @n (> 0) keys @k, @kb bytes wide, of a root
+ * bucket, found by two probes, or @n if neither hits: as if the ids from
+ * the first key on had no gaps, then as if those up to the last key had
+ * none (ids handed out in order behind a long-lived one: keys L, c,
+ * c + 1, ...).  A probe compares the whole id with a key: a key is below
+ * 2^kshift, the root bucket's range, so a match is an id inside it; an
+ * id beyond it (whose low bits may be a key) does not match.  Readers
+ * (ridr_find()) and writers (ridr_remove()) both start with it.
+ */
+static rk_always_inline unsigned long
+__ridr_root_index(const void *k, unsigned int kb, unsigned int n,
+		  unsigned long id)
+{
+	unsigned long d = id - __ridr_root_key(k, kb, 0);
+
+	if (d < n && __ridr_root_key(k, kb, d) == id)
+		return d;
+	d = __ridr_root_key(k, kb, n - 1) - id;
+	if (d < n && __ridr_root_key(k, kb, n - 1 - d) == id)
+		return n - 1 - d;
+	return n;
+}
+
+/*
+ * The root bucket of the root word @w, whose keys are @kb bytes wide.
+ * The loads are those of __ridr_find_slow(), in the same order, and
+ * pair with the same writer stores (R3, R4 in ridr/read.c): @n with
+ * acquire, so the keys and entries below it are initialised (the
+ * release of a bucket append, or the publication of the bucket itself);
+ * a key below @n never changes while the bucket is reachable, so a key
+ * equal to @id names its record; the entry is one dependent load.
+ * Anything but a hit of a probe goes out of line, where the range is
+ * checked and the keys searched.
+ */
+static rk_always_inline void *__ridr_root_probe(unsigned long w,
+						unsigned long id,
+						unsigned int kb)
+{
+	const struct ridr_bucket *b =
+		(const struct ridr_bucket *)(w & ~RIDR_KIND_MASK);
+	const uint64_t *data = __ridr_bucket_data(b);
 	void __rk_rcu *const *ents;
-	unsigned int n;
+	unsigned int n = rk_load_acquire(b->n);
 	unsigned long d;
 	void *e;
 
-	if ((w & RIDR_KIND_MASK) != __RIDR_KIND_B16)
-		return w ? __ridr_find_slow((const void *)w, id, true) : NULL;
-	b = (const struct ridr_bucket *)(w - __RIDR_KIND_B16);
-	n = rk_load_acquire(b->n);
-	k = (const uint16_t *)(const void *)(b + 1);
 	if (unlikely(!n))
 		return NULL;
-	/* The probe compares the whole id with a key: a key is below
-	 * 2^kshift, the root bucket's range, so a match is an id inside
-	 * it; an id beyond it (whose low bits may be a key) goes out of
-	 * line, where the range is checked.
-	 */
-	d = id - rk_read_once(k[0]);
-	if (unlikely(d >= n || rk_read_once(k[d]) != id))
+	d = __ridr_root_index(data, kb, n, id);
+	if (unlikely(d >= n))
 		return __ridr_find_slow((const void *)w, id, true);
-	ents = (void __rk_rcu *const *)(const void *)
-	       ((const uint64_t *)(const void *)(b + 1) + b->eoff);
+	ents = (void __rk_rcu *const *)(const void *)(data + b->eoff);
 	e = rk_rcu_dereference(ents[d]);
 	return e == (const void *)&__ridr_reserved ? NULL : e;
+}
+
+/*
+ * The root word @w is NULL or a bucket.  A bucket of 16- or 32-bit keys
+ * (ids below 2^32: a process's timers after any amount of churn) is
+ * probed inline; 64-bit keys go out of line.
+ */
+static inline void *__ridr_find_root_bucket(unsigned long w, unsigned long id)
+{
+	switch (w & RIDR_KIND_MASK) {
+	case __RIDR_KIND_B16:
+		return __ridr_root_probe(w, id, 2);
+	case __RIDR_KIND_B32:
+		return __ridr_root_probe(w, id, 4);
+	default:
+		return w ? __ridr_find_slow((const void *)w, id, true) : NULL;
+	}
 }
 
 /**

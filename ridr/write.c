@@ -531,7 +531,7 @@ static void ridr_bucket_append(struct ridr_bucket *b, unsigned long key,
 			       void *entry)
 {
 	unsigned int n = b->n;
-	void *k = ridr_bdata(b);
+	void *k = __ridr_bucket_data(b);
 
 	switch (ridr_key_bytes(b->kshift)) {
 	case 2:
@@ -903,17 +903,18 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	void *w = ridr_protected(map, map->root);
 	unsigned long id = map->next;
 	struct ridr_bucket *b;
-	unsigned int n;
+	unsigned int n, kb;
 
 	if (!ridr_kind(w) || id < min || id > max || id == RIDR_MAX_ID ||
 	    (map->flags & RIDR_F_WRAPPED))
 		return false;
 	b = ridr_to_bucket(w);
 	n = b->n;
+	kb = ridr_key_bytes(b->kshift);
 	/* A root bucket's keys are whole ids (below 2^kshift). */
 	if (!n || n >= b->cap || n >= RIDR_BUCKET_MAX ||
 	    (b->kshift < RIDR_ID_BITS && (id >> b->kshift)) ||
-	    id <= ridr_key(b, n - 1))
+	    id <= __ridr_root_key(__ridr_bucket_data(b), kb, n - 1))
 		return false;
 	ridr_bucket_append(b, id, ptr ? ptr : RIDR_RESERVED);
 	rk_write_once(map->count, map->count + 1);
@@ -1140,18 +1141,17 @@ static int ridr_locked(struct ridr *map, const struct ridr_args *a)
 }
 
 /* ridr_locked() for the allocations, whose first try (the common case:
- * no retry) calls ridr_do_alloc() directly.
+ * no retry) calls ridr_do_alloc() directly.  Out of line: see
+ * ridr_alloc_locked().
  */
-static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
-			     unsigned long max, unsigned long *idp,
-			     enum ridr_op op)
+static rk_noinline int ridr_alloc_general(struct ridr *map, void *ptr,
+					  unsigned long min, unsigned long max,
+					  unsigned long *idp, enum ridr_op op)
 {
 	struct ridr_preload none __rk_uninitialized;
 	struct ridr_args a __rk_uninitialized;
 	int ret;
 
-	if (!map || !idp || min > max)
-		return -EINVAL;
 	none.nr = 0;
 	none.map = NULL;
 	ridr_lock(map);
@@ -1167,6 +1167,34 @@ static int ridr_alloc_locked(struct ridr *map, void *ptr, unsigned long min,
 	a.idp = idp;
 	a.oldp = NULL;
 	return ridr_locked_retry(map, &a);
+}
+
+/*
+ * A cyclic allocation first tries ridr_cyclic_append() alone under the
+ * lock (the steady state of a small map's churn), so that it pays
+ * neither the general path's stack frame nor its register saves; if
+ * that does not apply it changed nothing, and the general path starts
+ * over under the lock taken again (what another writer did in between
+ * is what it would have done before this call).
+ */
+static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
+					      unsigned long min,
+					      unsigned long max,
+					      unsigned long *idp,
+					      enum ridr_op op)
+{
+	bool done;
+
+	if (!map || !idp || min > max)
+		return -EINVAL;
+	if (op == RIDR_OP_CYCLIC) {
+		ridr_lock(map);
+		done = ridr_cyclic_append(map, ptr, min, max, idp);
+		ridr_unlock(map);
+		if (done)
+			return 0;
+	}
+	return ridr_alloc_general(map, ptr, min, max, idp, op);
 }
 
 int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
@@ -1765,15 +1793,14 @@ static inline void *ridr_leaf_clear(struct ridr *map, unsigned long id,
 	return old;
 }
 
-/* W3: make @sp's bucket record a tombstone; returns the entry. */
-static inline void *ridr_record_clear(struct ridr *map,
-				      const struct ridr_spot *sp)
+/* W3: make record @i of bucket @b a tombstone; returns the entry. */
+static inline void *ridr_record_clear(struct ridr *map, struct ridr_bucket *b,
+				      unsigned int i)
 {
-	struct ridr_bucket *b = sp->b;
-	void *old = ridr_protected(map, ridr_entries(b)[sp->i]);
+	void *old = ridr_protected(map, ridr_entries(b)[i]);
 
 	rk_write_once(map->count, map->count - 1);
-	rk_rcu_init_pointer(ridr_entries(b)[sp->i], NULL);
+	rk_rcu_init_pointer(ridr_entries(b)[i], NULL);
 	b->u.w.live--;
 	return old == RIDR_RESERVED ? NULL : old;
 }
@@ -1795,7 +1822,7 @@ static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
 	} else {	/* W3 */
 		struct ridr_bucket *b = sp->b;
 
-		old = ridr_record_clear(map, sp);
+		old = ridr_record_clear(map, b, (unsigned int)sp->i);
 		if (!sp->root_bucket) {
 			struct ridr_node *parent = sp->path[sp->level];
 
@@ -1863,12 +1890,15 @@ static rk_always_inline void *ridr_remove_spot(struct ridr *map,
 		     (leaf->count == 1 && sp->top && ridr_kept(map, id, 0))))
 		return ridr_leaf_clear(map, id, sp);
 	if (sp->root_bucket)	/* the root stays; nothing above it */
-		return ridr_record_clear(map, sp);
+		return ridr_record_clear(map, sp->b, (unsigned int)sp->i);
 	return ridr_remove_spot_slow(map, id, sp);
 }
 
-/* __ridr_remove() for a valid @map, inline in both removal calls. */
-static rk_always_inline int ridr_do_remove(struct ridr *map, unsigned long id,
+/* Every removal but ridr_remove_root(): locate, then remove.  Out of
+ * line, so that its stack frame and register saves are not paid by
+ * ridr_remove_root() next to it.
+ */
+static rk_noinline int ridr_remove_located(struct ridr *map, unsigned long id,
 					   void **oldp)
 {
 	struct ridr_spot sp __rk_uninitialized;
@@ -1880,6 +1910,50 @@ static rk_always_inline int ridr_do_remove(struct ridr *map, unsigned long id,
 	if (oldp)
 		*oldp = old;
 	return 0;
+}
+
+/*
+ * The removal of cyclic churn in a small map (a process's timers): an
+ * id that a probe of the root bucket finds (__ridr_root_index(): the id
+ * allocated last, or ids handed out in order), with an entry or a
+ * reservation.  It does what ridr_locate() and ridr_remove_spot() do for
+ * a record of the root bucket (W3: the record becomes a tombstone; the
+ * root stays and nothing is above it), without building a ridr_spot.
+ * 1 if it does not apply (nothing changed: an empty map, a full root, a
+ * probe that misses, a tombstone), else 0 and the entry in *@oldp.
+ */
+static rk_always_inline int ridr_remove_root(struct ridr *map,
+					     unsigned long id, void **oldp)
+{
+	void *w = ridr_protected(map, map->root);
+	struct ridr_bucket *b;
+	unsigned long i;
+	unsigned int n;
+	void *old;
+
+	if (!ridr_kind(w))
+		return 1;
+	b = ridr_to_bucket(w);
+	n = b->n;
+	if (!n)
+		return 1;
+	i = __ridr_root_index(__ridr_bucket_data(b), ridr_key_bytes(b->kshift),
+			      n, id);
+	if (i >= n || !ridr_protected(map, ridr_entries(b)[i]))
+		return 1;
+	old = ridr_record_clear(map, b, (unsigned int)i);
+	if (oldp)
+		*oldp = old;
+	return 0;
+}
+
+/* __ridr_remove() for a valid @map, inline in both removal calls. */
+static rk_always_inline int ridr_do_remove(struct ridr *map, unsigned long id,
+					   void **oldp)
+{
+	int ret = ridr_remove_root(map, id, oldp);
+
+	return ret > 0 ? ridr_remove_located(map, id, oldp) : ret;
 }
 
 int __ridr_remove(struct ridr *map, unsigned long id, void **oldp)

@@ -28,8 +28,23 @@ for n in ${RK_ICOUNT_SIZES:-64 4096 1000000}; do
 	printf '| %s | %s | %s | %s |\n' "$n" "${vals[0]}" "${vals[1]}" "${vals[2]}"
 	rows+=("{\"ids\": $n, \"ridr_find\": ${vals[0]}, \"flat_find\": ${vals[1]}, \"ridr_remove_alloc\": ${vals[2]}}")
 done
+# A POSIX timer's three ridr calls as kernel patch 4 makes them (cyclic
+# allocation, lookup inside a read-side section, removal), ids past 2^16
+# behind one long-lived id: ridr_lookup_bench icount-timer.
+printf '\n### a POSIX timer'"'"'s ridr calls, ids past 2^16 (callgrind, %s each, lock or read-side section included)\n\n' "$k"
+printf '| create: ridr_alloc_cyclic | lookup: ridr_find | delete: ridr_remove |\n|---|---|---|\n'
+tvals=()
+for f in timer_create_op timer_find_op timer_delete_op; do
+	echo "[icount] timer steps, $f ..." >&2
+	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
+		--toggle-collect="$f" "$bin" icount-timer "$k" >/dev/null 2>"$tmp/log" ||
+		{ cat "$tmp/log" >&2; exit 1; }
+	total=$(sed -n 's/^summary: //p; s/^totals: //p' "$tmp/cg" | head -1)
+	tvals+=("$(python3 -c "print(f'{$total / $k:.1f}')")")
+done
+printf '| %s | %s | %s |\n' "${tvals[0]}" "${tvals[1]}" "${tvals[2]}"
 {
 	echo '{"benchmark": "ridr_icount", "unit": "instructions per operation", "rows": ['
 	(IFS=,; echo "${rows[*]}")
-	echo ']}'
+	echo '], "timer": {'"\"create\": ${tvals[0]}, \"find\": ${tvals[1]}, \"delete\": ${tvals[2]}"'}}'
 } >"$out"

@@ -171,11 +171,13 @@ T(appending_into_a_bucket_allocates_nothing)
 
 /* The root word of @m is a bucket of 16-bit keys (the kind ridr_find()
  * reads inline). */
-static bool root_is_b16_bucket(struct ridr *m)
+/* The kind of the root bucket (2: 16-bit keys, 4: 32-bit), 0 if the root
+ * is not a bucket. */
+static unsigned long root_bucket_kind(struct ridr *m)
 {
 	unsigned long w = (unsigned long)rk_rcu_dereference(m->root);
 
-	return w && (w & RIDR_KIND_MASK) == 2;
+	return w && !(w & 1) ? w & RIDR_KIND_MASK : 0;
 }
 
 /* ridr_find() (inline; through the root bucket's probe where it hits)
@@ -189,47 +191,72 @@ static void find_both(struct ridr *m, unsigned long id, void *want)
 		     id);
 }
 
-T(a_root_bucket_is_read_inline_hit_or_miss)
+/* ridr_find()'s inline probes of a root bucket with keys of @kind (2, 4)
+ * covering ids up to @top, ids from @base. */
+static void root_bucket_probes(unsigned long base, unsigned long top,
+			       unsigned long kind)
 {
 	struct ridr m;
 	unsigned long id;
 
 	ridr_init(&m);
-	/* Ids 100..109 in order: key[i] = 100 + i, every probe hits. */
+	/* Ids base..base+9 in order: key[i] = base + i, every first probe
+	 * hits. */
 	for (long k = 0; k < 10; k++)
-		must(&m, P(k), 100, 65535, 100 + (unsigned long)k);
-	cr_assert(root_is_b16_bucket(&m));
+		must(&m, P(k), base, top, base + (unsigned long)k);
+	cr_assert_eq(root_bucket_kind(&m), kind);
 	for (long k = 0; k < 10; k++)
-		find_both(&m, 100 + (unsigned long)k, P(k));
+		find_both(&m, base + (unsigned long)k, P(k));
 	/* Below the first key, past the last, between. */
 	find_both(&m, 0, NULL);
-	find_both(&m, 99, NULL);
-	find_both(&m, 110, NULL);
-	find_both(&m, 65535, NULL);
-	/* Ids whose low 16 bits are a key: beyond the root bucket. */
-	find_both(&m, 65536 + 100, NULL);
-	find_both(&m, (1UL << 20) + 105, NULL);
-	find_both(&m, ULONG_MAX - 65535 + 101, NULL);
+	find_both(&m, base - 1, NULL);
+	find_both(&m, base + 10, NULL);
+	find_both(&m, top, NULL);
+	/* Ids whose low bits are a key: beyond the root bucket. */
+	find_both(&m, top + 1 + base, NULL);
+	find_both(&m, ((top + 1) << 4) + base + 5, NULL);
+	find_both(&m, (ULONG_MAX & ~top) | (base + 1), NULL);
 	/* A tombstone at the probed index: absent. */
-	cr_assert_eq(ridr_remove(&m, 103, NULL), 0);
-	find_both(&m, 103, NULL);
-	find_both(&m, 104, P(4));
-	/* A reservation the probe hits (id 110 at index 10): absent. */
-	cr_assert_eq(ridr_alloc(&m, NULL, 110, 110, &id), 0);
-	cr_assert(root_is_b16_bucket(&m));
-	find_both(&m, 110, NULL);
-	/* Out of order (a gap before 200): the probe misses, the out-of-
-	 * line search finds them. */
-	must(&m, P(20), 200, 200, 200);
-	must(&m, P(21), 150, 150, 150);
-	cr_assert(root_is_b16_bucket(&m));
-	find_both(&m, 200, P(20));
-	find_both(&m, 150, P(21));
-	find_both(&m, 151, NULL);
-	find_both(&m, 109, P(9));
-	cr_assert_eq(ridr_replace(&m, P(22), 110, NULL), 0);
-	find_both(&m, 110, P(22));
+	cr_assert_eq(ridr_remove(&m, base + 3, NULL), 0);
+	find_both(&m, base + 3, NULL);
+	find_both(&m, base + 4, P(4));
+	/* A reservation the probe hits (id base+10 at index 10): absent. */
+	cr_assert_eq(ridr_alloc(&m, NULL, base + 10, base + 10, &id), 0);
+	cr_assert_eq(root_bucket_kind(&m), kind);
+	find_both(&m, base + 10, NULL);
+	/* Out of order (a gap before base+100): the first probe misses;
+	 * the second (from the last key) finds base+100, the out-of-line
+	 * search base+50. */
+	must(&m, P(20), base + 100, base + 100, base + 100);
+	must(&m, P(21), base + 50, base + 50, base + 50);
+	cr_assert_eq(root_bucket_kind(&m), kind);
+	find_both(&m, base + 100, P(20));
+	find_both(&m, base + 50, P(21));
+	find_both(&m, base + 51, NULL);
+	/* The second probe's index holds base+50, not base+99. */
+	find_both(&m, base + 99, NULL);
+	find_both(&m, base + 101, NULL);
+	find_both(&m, base + 9, P(9));
+	/* Keys L.., c, c+1, c+2 (ids handed out in order behind long-lived
+	 * ones): the second probe hits each of the last. */
+	must(&m, P(30), base + 101, top, base + 101);
+	must(&m, P(31), base + 101, top, base + 102);
+	find_both(&m, base + 101, P(30));
+	find_both(&m, base + 102, P(31));
+	find_both(&m, base + 103, NULL);
+	cr_assert_eq(ridr_remove(&m, base + 101, NULL), 0);
+	find_both(&m, base + 101, NULL);
+	find_both(&m, base + 100, P(20));
+	cr_assert_eq(ridr_replace(&m, P(22), base + 10, NULL), 0);
+	find_both(&m, base + 10, P(22));
 	ridr_destroy(&m);
+}
+
+T(a_root_bucket_is_read_inline_hit_or_miss)
+{
+	root_bucket_probes(100, 65535, 2);
+	/* Ids past 2^16 (a process that has churned timers): 32-bit keys. */
+	root_bucket_probes(70000, 0xffffffffUL, 4);
 }
 
 /* Cyclic allocation into a root bucket takes a short path when the
@@ -262,10 +289,10 @@ T(cyclic_appends_to_a_root_bucket_and_the_cases_next_to_it)
 	cr_assert_eq(id, 9);
 	/* Past the root bucket's 16-bit keys: the bucket widens. */
 	__ridr_set_cursor(&m, 65537);
-	cr_assert(root_is_b16_bucket(&m));
+	cr_assert_eq(root_bucket_kind(&m), 2);
 	cr_assert_eq(ridr_alloc_cyclic(&m, P(6), 0, ULONG_MAX, &id), 0);
 	cr_assert_eq(id, 65537);
-	cr_assert(!root_is_b16_bucket(&m));
+	cr_assert_eq(root_bucket_kind(&m), 4);
 	cr_assert_eq(ridr_get_cursor(&m), 65538);
 	expect_exactly(&m, want, 7, NULL, "after the cyclic appends");
 	ridr_destroy(&m);
