@@ -551,6 +551,21 @@ static void ridr_bucket_append(struct ridr_bucket *b, unsigned long key,
 }
 
 /*
+ * The records a copy of the full bucket @b (@m used records) gets when
+ * an append found it full (cyclic allocation): room for the next ones,
+ * up to twice the old capacity.
+ */
+static unsigned int ridr_append_cap(const struct ridr_bucket *b,
+				    unsigned int m)
+{
+	unsigned int cap = m + 1 > 2 * m ? m + 1 : 2 * m;
+	unsigned int more = 2 * b->cap < RIDR_BUCKET_MAX ? 2 * b->cap :
+							   RIDR_BUCKET_MAX;
+
+	return cap > more ? cap : more;
+}
+
+/*
  * Insert @id (free) into the bucket @b at @pl.  Plan (@st NULL): count in
  * *@need what it takes, change nothing.  Run: take it from @st.  Both
  * follow the same steps (W3-W6).
@@ -610,19 +625,9 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 			unsigned int cap = m + 1;
 
 			ks = pl.root ? b->kshift : pl.level * RIDR_SHIFT;
-			/* An append that found the bucket full: leave room
-			 * for the next ones (cyclic allocation).
-			 */
 			if (clean && b->n == b->cap &&
-			    (!b->n || key > ridr_key(b, b->n - 1u))) {
-				unsigned int more =
-					2 * b->cap < RIDR_BUCKET_MAX ?
-						2 * b->cap :
-						RIDR_BUCKET_MAX;
-
-				cap = cap > 2 * m ? cap : 2 * m;
-				cap = cap > more ? cap : more;
-			}
+			    (!b->n || key > ridr_key(b, b->n - 1u)))
+				cap = ridr_append_cap(b, m);
 			if (!st) {
 				need->bucket_cap = ridr_bucket_cap_for(cap);
 				need->bucket_kshift = ks;
@@ -884,12 +889,45 @@ static bool ridr_store_fast(struct ridr_hint *h, unsigned long id, void *ptr)
 }
 
 /*
+ * ridr_cyclic_append() found the root bucket @b full (@n == @cap; the
+ * records of removed ids stay until a copy, W3): what
+ * ridr_bucket_insert() does then for an id past every key, a W5 copy
+ * with the live records and (@id, @entry) appended, published at the
+ * root, the old bucket retired, with room for the next appends
+ * (ridr_append_cap()).  Not for an id below RIDR_SLOTS (the general
+ * path may turn a dense root into a full leaf), a bucket that another
+ * slot reaches, or more than RIDR_BUCKET_MAX live records (a burst).
+ * False, nothing changed, if it does not apply or the allocation
+ * fails (the general path then tries, and may preload).
+ */
+static bool ridr_cyclic_compact(struct ridr *map, struct ridr_bucket *b,
+				unsigned long id, void *entry)
+{
+	unsigned int m = b->u.w.live;
+	struct ridr_bucket *nb;
+
+	if (b->n != b->cap || id < RIDR_SLOTS || b->u.w.refs != 1 ||
+	    m + 1 > RIDR_BUCKET_MAX)
+		return false;
+	nb = ridr_bucket_new(map, b->kshift,
+			     ridr_bucket_cap_for(ridr_append_cap(b, m)));
+	if (!nb)
+		return false;
+	ridr_bucket_copy(nb, b, 0, ridr_low_mask(b->kshift), true, id, entry);
+	nb->u.w.live = m + 1;
+	rk_rcu_assign_pointer(map->root, ridr_bucket_word(nb));	/* W1 */
+	ridr_retire_bucket(map, b);				/* W12 */
+	return true;
+}
+
+/*
  * The steady state of cyclic allocation in a small map (a process's
  * timers, churning): the cursor's id is past every key of the root
- * bucket, which has room.  This is what ridr_pick() + ridr_store_fast()
- * do in that case (the cursor's id is free, it becomes the new last
- * record, W4: an append published by the release of @n), without the
- * search's general steps; and what ridr_do_alloc() then does to the
+ * bucket.  If the bucket has room this is what ridr_pick() +
+ * ridr_store_fast() do in that case (the cursor's id is free, it becomes
+ * the new last record, W4: an append published by the release of @n),
+ * without the search's general steps; if it is full, what the general
+ * path would do (ridr_cyclic_compact()); and what ridr_do_alloc() then does to the
  * count and the cursor, which cannot wrap here (the id is the cursor,
  * not RIDR_MAX_ID, and no wrap is pending).  False, nothing changed,
  * in every other case.  The in-VM profile of timer_churn counted ~37
@@ -903,20 +941,22 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	void *w = ridr_protected(map, map->root);
 	unsigned long id = map->next;
 	struct ridr_bucket *b;
-	unsigned int n, kb;
+	unsigned int n;
 
 	if (!ridr_kind(w) || id < min || id > max || id == RIDR_MAX_ID ||
 	    (map->flags & RIDR_F_WRAPPED))
 		return false;
 	b = ridr_to_bucket(w);
 	n = b->n;
-	kb = ridr_key_bytes(b->kshift);
 	/* A root bucket's keys are whole ids (below 2^kshift). */
-	if (!n || n >= b->cap || n >= RIDR_BUCKET_MAX ||
-	    (b->kshift < RIDR_ID_BITS && (id >> b->kshift)) ||
-	    id <= __ridr_root_key(__ridr_bucket_data(b), kb, n - 1))
+	if (!n || (b->kshift < RIDR_ID_BITS && (id >> b->kshift)) ||
+	    id <= __ridr_root_key(__ridr_bucket_data(b),
+				  ridr_key_bytes(b->kshift), n - 1))
 		return false;
-	ridr_bucket_append(b, id, ptr ? ptr : RIDR_RESERVED);
+	if (n < b->cap && n < RIDR_BUCKET_MAX)
+		ridr_bucket_append(b, id, ptr ? ptr : RIDR_RESERVED);
+	else if (!ridr_cyclic_compact(map, b, id, ptr ? ptr : RIDR_RESERVED))
+		return false;
 	rk_write_once(map->count, map->count + 1);
 	rk_write_once(map->next, id + 1);
 	*idp = id;

@@ -259,6 +259,94 @@ T(a_root_bucket_is_read_inline_hit_or_miss)
 	root_bucket_probes(70000, 0xffffffffUL, 4);
 }
 
+/* The root bucket, or NULL if the root is not a bucket. */
+static const struct ridr_bucket *root_bucket(struct ridr *m)
+{
+	unsigned long w = (unsigned long)rk_rcu_dereference(m->root);
+
+	return w && !(w & 1) ? (const struct ridr_bucket *)(w & ~RIDR_KIND_MASK)
+			     : NULL;
+}
+
+/* ridr_memory() counts what the allocator holds for @m once the retired
+ * objects are freed. */
+static void memory_is_what_is_allocated(struct ridr *m)
+{
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
+	cr_assert_eq(ridr_memory(m),
+		     (size_t)rk_counting_alloc_live_bytes(&fx_alloc));
+}
+
+/* Cyclic churn behind a long-lived id fills the root bucket with the
+ * records of removed ids; the append that finds it full copies it
+ * (ridr_cyclic_compact() in write.c): the live ids and the new one, room
+ * for more, the old bucket retired.  A failed allocation there changes
+ * nothing. */
+T(cyclic_churn_copies_a_full_root_bucket)
+{
+	struct ridr m;
+	struct snap before;
+	unsigned long id, want = 1001;
+	unsigned int cap;
+	int copies = 0;
+
+	ridr_init(&m);
+	ridr_lock(&m);
+	__ridr_set_cursor(&m, 1000);
+	ridr_unlock(&m);
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(0), 0, INT_MAX, &id), 0);
+	cr_assert_eq(id, 1000);
+	for (int k = 1; k <= 300; k++, want++) {
+		const struct ridr_bucket *b = root_bucket(&m);
+		bool full;
+
+		cr_assert(b);
+		full = b->n == b->cap;
+		cap = b->cap;	/* b may be freed once it is replaced */
+		cr_assert_eq(ridr_alloc_cyclic(&m, P(k), 0, INT_MAX, &id), 0);
+		cr_assert_eq(id, want);
+		if (full) {
+			/* A new bucket: the two live ids, and room for twice
+			 * as many appends, up to RIDR_BUCKET_MAX (32). */
+			copies++;
+			cr_assert_neq(root_bucket(&m), b);
+			cr_assert_eq(root_bucket(&m)->n, 2);
+			cr_assert_geq(root_bucket(&m)->cap,
+				      2 * cap < 32 ? 2 * cap : 32);
+		}
+		find_both(&m, 1000, P(0));
+		find_both(&m, id, P(k));
+		if (k > 1)
+			find_both(&m, id - 1, NULL);
+		cr_assert_eq(ridr_count(&m), 2);
+		if (full)
+			memory_is_what_is_allocated(&m);
+		cr_assert_eq(ridr_remove(&m, id, NULL), 0);
+	}
+	cr_expect_geq(copies, 300 / 32, "only %d copies", copies);
+	/* Fill the bucket up, then fail the copy's allocation: -ENOMEM and
+	 * the map as it was (the locked call retries with a preload, which
+	 * fails too). */
+	while (root_bucket(&m)->n < root_bucket(&m)->cap) {
+		cr_assert_eq(ridr_alloc_cyclic(&m, P(1), 0, INT_MAX, &id), 0);
+		cr_assert_eq(ridr_remove(&m, id, NULL), 0);
+	}
+	take_snap(&m, &before);
+	fx_alloc.fail_all = true;
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(2), 0, INT_MAX, &id), -ENOMEM);
+	fx_alloc.fail_all = false;
+	expect_same(&m, &before, "a failed copy of a full root bucket");
+	/* The first allocation fails (the copy), the general path's own
+	 * then succeeds. */
+	fx_alloc.fail_at = 1;
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(3), 0, INT_MAX, &id), 0);
+	cr_assert_eq(id, before.cursor);
+	find_both(&m, id, P(3));
+	find_both(&m, 1000, P(0));
+	memory_is_what_is_allocated(&m);
+	ridr_destroy(&m);
+}
+
 /* Cyclic allocation into a root bucket takes a short path when the
  * cursor's id is past every key (ridr_cyclic_append() in write.c); every
  * case next to it must take the general one. */
