@@ -527,27 +527,31 @@ static void ridr_leaf_take(struct ridr_node *leaf, unsigned int d,
 }
 
 /* Append (@key, @entry) to a bucket in place (W4). */
-static void ridr_bucket_append(struct ridr_bucket *b, unsigned long key,
-			       void *entry)
+/* W4 with the key width @kb (ridr_key_bytes() of @b's kshift) known. */
+static rk_always_inline void ridr_bucket_append_kb(struct ridr_bucket *b,
+						   unsigned int kb,
+						   unsigned long key,
+						   void *entry)
 {
 	unsigned int n = b->n;
 	void *k = __ridr_bucket_data(b);
 
-	switch (ridr_key_bytes(b->kshift)) {
-	case 2:
+	if (kb == 2)
 		rk_write_once(((uint16_t *)k)[n], (uint16_t)key);
-		break;
-	case 4:
+	else if (kb == 4)
 		rk_write_once(((uint32_t *)k)[n], (uint32_t)key);
-		break;
-	default:
+	else
 		rk_write_once(((uint64_t *)k)[n], (uint64_t)key);
-		break;
-	}
 	rk_rcu_init_pointer(ridr_entries(b)[n], entry);
 	/* Pairs with rk_load_acquire() in readers (R3). */
 	rk_store_release(b->n, (uint8_t)(n + 1));
 	b->u.w.live++;
+}
+
+static void ridr_bucket_append(struct ridr_bucket *b, unsigned long key,
+			       void *entry)
+{
+	ridr_bucket_append_kb(b, ridr_key_bytes(b->kshift), key, entry);
 }
 
 /*
@@ -938,23 +942,37 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 						unsigned long max,
 						unsigned long *idp)
 {
-	void *w = ridr_protected(map, map->root);
+	unsigned long w = (unsigned long)ridr_protected(map, map->root);
 	unsigned long id = map->next;
 	struct ridr_bucket *b;
-	unsigned int n;
+	unsigned int n, ks, kb;
 
-	if (!ridr_kind(w) || id < min || id > max || id == RIDR_MAX_ID ||
-	    (map->flags & RIDR_F_WRAPPED))
+	/* The tests below are plain loads and compares, combined with | so
+	 * that each group is one branch, not one per test: this path runs
+	 * for every allocation of a churning small map, and a branch costs
+	 * more than the test (in a TCG guest above all: it ends a block).
+	 * First: the root is a bucket (FULL tag clear, a kind set), the
+	 * cursor is inside [@min, @max] and not RIDR_MAX_ID, no wrap is
+	 * pending.
+	 */
+	if ((w & RIDR_TAG_FULL) | !(w & RIDR_KIND_MASK) | (id < min) |
+	    (id > max) | (id == RIDR_MAX_ID) |
+	    !!(map->flags & RIDR_F_WRAPPED))
 		return false;
-	b = ridr_to_bucket(w);
+	b = ridr_to_bucket((void *)w);
 	n = b->n;
-	/* A root bucket's keys are whole ids (below 2^kshift). */
-	if (!n || (b->kshift < RIDR_ID_BITS && (id >> b->kshift)) ||
-	    id <= __ridr_root_key(__ridr_bucket_data(b),
-				  ridr_key_bytes(b->kshift), n - 1))
+	if (unlikely(!n))
 		return false;
-	if (n < b->cap && n < RIDR_BUCKET_MAX)
-		ridr_bucket_append(b, id, ptr ? ptr : RIDR_RESERVED);
+	ks = b->kshift;
+	kb = ridr_key_bytes(ks);
+	/* A root bucket's keys are whole ids (below 2^kshift): the cursor
+	 * must be inside its range and past its last key.
+	 */
+	if ((ks < RIDR_ID_BITS && (id >> (ks & (RIDR_ID_BITS - 1)))) |
+	    (id <= __ridr_root_key(__ridr_bucket_data(b), kb, n - 1)))
+		return false;
+	if ((n < b->cap) & (n < RIDR_BUCKET_MAX))
+		ridr_bucket_append_kb(b, kb, id, ptr ? ptr : RIDR_RESERVED);
 	else if (!ridr_cyclic_compact(map, b, id, ptr ? ptr : RIDR_RESERVED))
 		return false;
 	rk_write_once(map->count, map->count + 1);
@@ -1965,15 +1983,18 @@ static rk_noinline int ridr_remove_located(struct ridr *map, unsigned long id,
 static rk_always_inline int ridr_remove_root(struct ridr *map,
 					     unsigned long id, void **oldp)
 {
-	void *w = ridr_protected(map, map->root);
+	unsigned long w = (unsigned long)ridr_protected(map, map->root);
 	struct ridr_bucket *b;
 	unsigned long i;
 	unsigned int n;
 	void *old;
 
-	if (!ridr_kind(w))
+	/* A bucket: FULL tag clear, a kind set (one branch, as in
+	 * ridr_cyclic_append()).
+	 */
+	if ((w & RIDR_TAG_FULL) | !(w & RIDR_KIND_MASK))
 		return 1;
-	b = ridr_to_bucket(w);
+	b = ridr_to_bucket((void *)w);
 	n = b->n;
 	if (!n)
 		return 1;
