@@ -23,8 +23,11 @@
  *     grows in place (an append) and is loaded with acquire: the records
  *     below the count loaded are initialised (pairs with W4).  The
  *     inline root-bucket path of ridr_find() (__ridr_root_probe()
- *     in ridr.h) makes the same loads in the same order as
- *     __ridr_find_slow() below (struct ridr_bucket is in ridr.h for it).
+ *     in ridr.h; struct ridr_bucket is in ridr.h for it) orders its
+ *     loads as __ridr_find_slow() below does: the count with acquire,
+ *     then keys, then the entry of the record found.  Its one load of a
+ *     key at or above the count (key 0 of an empty bucket) is a marked
+ *     load whose value is never used.
  * R4. A record's key never changes while the bucket is reachable; its
  *     entry does (remove: NULL, re-allocation of the same id, replace),
  *     each store a whole pointer: the reader sees the old or the new one.

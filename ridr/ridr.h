@@ -943,7 +943,7 @@ static rk_always_inline unsigned long __ridr_root_key(const void *k,
 }
 
 /*
- * The index of @id among the @n (> 0) keys @k, @kb bytes wide, of a root
+ * The index of @id among the @n keys @k, @kb bytes wide, of a root
  * bucket, found by two probes, or @n if neither hits: as if the ids from
  * the first key on had no gaps, then as if those up to the last key had
  * none (ids handed out in order behind a long-lived one: keys L, c,
@@ -951,6 +951,10 @@ static rk_always_inline unsigned long __ridr_root_key(const void *k,
  * 2^kshift, the root bucket's range, so a match is an id inside it; an
  * id beyond it (whose low bits may be a key) does not match.  Readers
  * (ridr_find()) and writers (ridr_remove()) both start with it.
+ *
+ * An empty bucket (@n == 0) costs the hit path no test: key 0 exists in
+ * every bucket (@cap >= 1) and is loaded, but no index is below 0, so
+ * its value (being written by an append, for a reader) is never used.
  */
 static rk_always_inline unsigned long
 __ridr_root_index(const void *k, unsigned int kb, unsigned int n,
@@ -960,6 +964,8 @@ __ridr_root_index(const void *k, unsigned int kb, unsigned int n,
 
 	if (d < n && __ridr_root_key(k, kb, d) == id)
 		return d;
+	if (unlikely(!n))
+		return 0;
 	d = __ridr_root_key(k, kb, n - 1) - id;
 	if (d < n && __ridr_root_key(k, kb, n - 1 - d) == id)
 		return n - 1 - d;
@@ -986,12 +992,9 @@ static rk_always_inline void *__ridr_root_probe(unsigned long w,
 	const uint64_t *data = __ridr_bucket_data(b);
 	void __rk_rcu *const *ents;
 	unsigned int n = rk_load_acquire(b->n);
-	unsigned long d;
+	unsigned long d = __ridr_root_index(data, kb, n, id);
 	void *e;
 
-	if (unlikely(!n))
-		return NULL;
-	d = __ridr_root_index(data, kb, n, id);
 	if (unlikely(d >= n))
 		return __ridr_find_slow((const void *)w, id, true);
 	ents = (void __rk_rcu *const *)(const void *)(data + b->eoff);

@@ -1996,8 +1996,6 @@ static rk_always_inline int ridr_remove_root(struct ridr *map,
 		return 1;
 	b = ridr_to_bucket((void *)w);
 	n = b->n;
-	if (!n)
-		return 1;
 	i = __ridr_root_index(__ridr_bucket_data(b), ridr_key_bytes(b->kshift),
 			      n, id);
 	if (i >= n || !ridr_protected(map, ridr_entries(b)[i]))
