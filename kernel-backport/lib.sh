@@ -114,8 +114,10 @@ tiny_build() {	# tree build-dir log fragment...
 	# Configure in a scratch build dir, install the .config only if it
 	# changed, so a rerun rebuilds nothing it does not have to.
 	make -C "$t" -s O="$b.cfg" tinyconfig >/dev/null || return 1
-	"$t/scripts/kconfig/merge_config.sh" -m -O "$b.cfg" "$b.cfg/.config" \
-		"$@" >/dev/null || return 1
+	# merge_config.sh writes its temporaries into the current directory:
+	# run it in the scratch dir (the fragments are absolute paths).
+	(cd "$b.cfg" && "$t/scripts/kconfig/merge_config.sh" -m -O . .config \
+		"$@" >/dev/null) || return 1
 	make -C "$t" -s O="$b.cfg" olddefconfig >/dev/null || return 1
 	for frag in "$@"; do
 		while read -r line; do
