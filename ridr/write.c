@@ -526,8 +526,9 @@ static void ridr_leaf_take(struct ridr_node *leaf, unsigned int d,
 	}
 }
 
-/* Append (@key, @entry) to a bucket in place (W4). */
-/* W4 with the key width @kb (ridr_key_bytes() of @b's kshift) known. */
+/* Append (@key, @entry) to a bucket in place (W4); @kb is
+ * ridr_key_bytes() of its kshift.
+ */
 static rk_always_inline void ridr_bucket_append_kb(struct ridr_bucket *b,
 						   unsigned int kb,
 						   unsigned long key,
@@ -931,11 +932,11 @@ static bool ridr_cyclic_compact(struct ridr *map, struct ridr_bucket *b,
  * ridr_store_fast() do in that case (the cursor's id is free, it becomes
  * the new last record, W4: an append published by the release of @n),
  * without the search's general steps; if it is full, what the general
- * path would do (ridr_cyclic_compact()); and what ridr_do_alloc() then does to the
- * count and the cursor, which cannot wrap here (the id is the cursor,
- * not RIDR_MAX_ID, and no wrap is pending).  False, nothing changed,
- * in every other case.  The in-VM profile of timer_churn counted ~37
- * guest blocks per allocation in the general path.
+ * path would do (ridr_cyclic_compact()); and what ridr_do_alloc() then
+ * does to the count and the cursor, which cannot wrap here (the id is
+ * the cursor, not RIDR_MAX_ID, and no wrap is pending).  False, nothing
+ * changed, in every other case.  The in-VM profile of timer_churn
+ * counted ~37 guest blocks per allocation in the general path.
  */
 static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 						unsigned long min,
