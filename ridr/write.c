@@ -956,9 +956,9 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	 * cursor is inside [@min, @max] and not RIDR_MAX_ID, no wrap is
 	 * pending.
 	 */
-	if ((w & RIDR_TAG_FULL) | !(w & RIDR_KIND_MASK) | (id < min) |
+	if ((w & RIDR_TAG_FULL) | ((w & RIDR_KIND_MASK) == 0) | (id < min) |
 	    (id > max) | (id == RIDR_MAX_ID) |
-	    !!(map->flags & RIDR_F_WRAPPED))
+	    ((map->flags & RIDR_F_WRAPPED) != 0))
 		return false;
 	b = ridr_to_bucket((void *)w);
 	n = b->n;
@@ -1993,7 +1993,7 @@ static rk_always_inline int ridr_remove_root(struct ridr *map,
 	/* A bucket: FULL tag clear, a kind set (one branch, as in
 	 * ridr_cyclic_append()).
 	 */
-	if ((w & RIDR_TAG_FULL) | !(w & RIDR_KIND_MASK))
+	if ((w & RIDR_TAG_FULL) | ((w & RIDR_KIND_MASK) == 0))
 		return 1;
 	b = ridr_to_bucket((void *)w);
 	n = b->n;
