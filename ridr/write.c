@@ -943,7 +943,7 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 						unsigned long max,
 						unsigned long *idp)
 {
-	unsigned long w = (unsigned long)ridr_protected(map, map->root);
+	void *w = ridr_protected(map, map->root);
 	unsigned long id = map->next;
 	struct ridr_bucket *b;
 	unsigned int n, ks, kb;
@@ -952,15 +952,13 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	 * that each group is one branch, not one per test: this path runs
 	 * for every allocation of a churning small map, and a branch costs
 	 * more than the test (in a TCG guest above all: it ends a block).
-	 * First: the root is a bucket (FULL tag clear, a kind set), the
-	 * cursor is inside [@min, @max] and not RIDR_MAX_ID, no wrap is
-	 * pending.
+	 * First: the root is a bucket (a kind, ridr_kind()), the cursor is
+	 * inside [@min, @max] and not RIDR_MAX_ID, no wrap is pending.
 	 */
-	if ((w & RIDR_TAG_FULL) | ((w & RIDR_KIND_MASK) == 0) | (id < min) |
-	    (id > max) | (id == RIDR_MAX_ID) |
-	    ((map->flags & RIDR_F_WRAPPED) != 0))
+	if ((ridr_kind(w) == 0) | (id < min) | (id > max) |
+	    (id == RIDR_MAX_ID) | ((map->flags & RIDR_F_WRAPPED) != 0))
 		return false;
-	b = ridr_to_bucket((void *)w);
+	b = ridr_to_bucket(w);
 	n = b->n;
 	if (unlikely(!n))
 		return false;
@@ -969,7 +967,7 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	/* A root bucket's keys are whole ids (below 2^kshift): the cursor
 	 * must be inside its range and past its last key.
 	 */
-	if ((ks < RIDR_ID_BITS && (id >> (ks & (RIDR_ID_BITS - 1)))) |
+	if ((ks < RIDR_ID_BITS && (id >> ks)) |
 	    (id <= __ridr_root_key(__ridr_bucket_data(b), kb, n - 1)))
 		return false;
 	if ((n < b->cap) & (n < RIDR_BUCKET_MAX))
@@ -1984,18 +1982,15 @@ static rk_noinline int ridr_remove_located(struct ridr *map, unsigned long id,
 static rk_always_inline int ridr_remove_root(struct ridr *map,
 					     unsigned long id, void **oldp)
 {
-	unsigned long w = (unsigned long)ridr_protected(map, map->root);
+	void *w = ridr_protected(map, map->root);
 	struct ridr_bucket *b;
 	unsigned long i;
 	unsigned int n;
 	void *old;
 
-	/* A bucket: FULL tag clear, a kind set (one branch, as in
-	 * ridr_cyclic_append()).
-	 */
-	if ((w & RIDR_TAG_FULL) | ((w & RIDR_KIND_MASK) == 0))
+	if (!ridr_kind(w))
 		return 1;
-	b = ridr_to_bucket((void *)w);
+	b = ridr_to_bucket(w);
 	n = b->n;
 	i = __ridr_root_index(__ridr_bucket_data(b), ridr_key_bytes(b->kshift),
 			      n, id);
