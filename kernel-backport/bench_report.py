@@ -11,7 +11,10 @@ the run (command, date, versions, series, ...), copied into results.json.
 For every (workload, threads): every sample of each kernel, their median,
 min and max, and ratio = median(patched) / median(unpatched); also the
 ratio of each boot pair (patched boot i / unpatched boot i) so the spread
-of the ratio is visible.  Exits non-zero if a point lacks samples of either
+of the ratio is visible.  The memory workloads (timer_mem_*, one point per
+boot) carry slab bytes per live timer where the others carry ops/s, and
+the number of timers where the others carry ops: they get their own table,
+with the difference patched - unpatched.  Exits non-zero if a point lacks samples of either
 kernel (something did not run); never judges the figures.
 """
 import json
@@ -22,6 +25,11 @@ import subprocess
 import sys
 
 KERNELS = ("unpatched", "patched")
+
+
+def is_mem(workload):
+    """rk_bench's K_MEM workloads: bytes per timer, not ops/s."""
+    return workload.startswith("timer_mem_")
 
 
 def load(path):
@@ -39,11 +47,14 @@ def load(path):
 def summarize(rows):
     order = []
     by = {}
-    for k, boot, w, t, rate, _, _ in rows:
+    timers = {}
+    for k, boot, w, t, rate, ops, _ in rows:
         if (w, t) not in by:
             order.append((w, t))
             by[(w, t)] = {kk: {} for kk in KERNELS}
         by[(w, t)][k][boot] = rate
+        if is_mem(w):
+            timers[w] = ops
     points = []
     for w, t in order:
         s = by[(w, t)]
@@ -51,6 +62,9 @@ def summarize(rows):
             raise SystemExit(f"bench_report: {w} {t}: no samples of "
                              f"{'unpatched' if not s['unpatched'] else 'patched'}")
         p = {"workload": w, "threads": t}
+        if is_mem(w):
+            p["unit"] = "slab bytes per live timer"
+            p["timers"] = timers[w]
         for k in KERNELS:
             v = [s[k][b] for b in sorted(s[k])]
             p[k] = {"samples": v, "boots": sorted(s[k]),
@@ -63,6 +77,9 @@ def summarize(rows):
                  for b in sorted(s["patched"])
                  if b in s["unpatched"] and s["unpatched"][b] > 0]
         p["ratio_per_boot_pair"] = pairs
+        if is_mem(w):
+            p["patched_minus_unpatched"] = (p["patched"]["median"] -
+                                            p["unpatched"]["median"])
         points.append(p)
     return points
 
@@ -113,6 +130,8 @@ def markdown(meta, points):
            "| workload | threads | unpatched ops/s | patched ops/s | ratio |",
            "|---|---|---|---|---|"]
     for p in points:
+        if is_mem(p["workload"]):
+            continue
         u, q = p["unpatched"], p["patched"]
         r = p["ratio_patched_over_unpatched"]
         pr = p["ratio_per_boot_pair"]
@@ -123,6 +142,23 @@ def markdown(meta, points):
                    f"{fmt(u['median'])} ({fmt(u['min'])}-{fmt(u['max'])}) | "
                    f"{fmt(q['median'])} ({fmt(q['min'])}-{fmt(q['max'])}) | "
                    f"{rs} |")
+    mem = [p for p in points if is_mem(p["workload"])]
+    if mem:
+        out += ["",
+                "Memory: the growth of the guest's \"Slab:\" (/proc/meminfo, "
+                "after /proc/sys/vm/stat_refresh) while one process makes "
+                "its timers, per live timer: k_itimer, sigqueue and the id "
+                "map's share.  Median of the boots (min-max).",
+                "",
+                "| workload | timers | unpatched B/timer | patched B/timer "
+                "| patched - unpatched |",
+                "|---|---|---|---|---|"]
+        for p in mem:
+            u, q = p["unpatched"], p["patched"]
+            out.append(f"| {p['workload']} | {p['timers']} | "
+                       f"{u['median']:.1f} ({u['min']:.1f}-{u['max']:.1f}) | "
+                       f"{q['median']:.1f} ({q['min']:.1f}-{q['max']:.1f}) | "
+                       f"{p['patched_minus_unpatched']:+.1f} |")
     return "\n".join(out) + "\n"
 
 
@@ -151,18 +187,22 @@ def chart(points, meta, png, tmp):
     for w in works:
         pts = [p for p in points if p["workload"] == w]
         dat = os.path.join(tmp, f"{w}.dat")
+        scale = 1 if is_mem(w) else 1e3
         with open(dat, "w") as f:
             for p in pts:
                 u, q = p["unpatched"], p["patched"]
-                f.write(f"{p['threads']} {u['median'] / 1e3} {u['min'] / 1e3}"
-                        f" {u['max'] / 1e3} {q['median'] / 1e3}"
-                        f" {q['min'] / 1e3} {q['max'] / 1e3}\n")
+                f.write(f"{p['threads']} {u['median'] / scale}"
+                        f" {u['min'] / scale} {u['max'] / scale}"
+                        f" {q['median'] / scale}"
+                        f" {q['min'] / scale} {q['max'] / scale}\n")
         ratios = ", ".join(
             f"{p['threads']}: {p['ratio_patched_over_unpatched']:.2f}"
             for p in pts if p["ratio_patched_over_unpatched"] is not None)
         script += [
             f"set title '{w} (ratio {ratios})'",
-            "set xlabel 'threads'", "set ylabel 'thousand ops/s'",
+            "set xlabel 'threads'",
+            "set ylabel '%s'" % ("slab bytes per timer" if is_mem(w)
+                                 else "thousand ops/s"),
             "set yrange [0:*]",
             "set xtics (" + ", ".join(f"'{p['threads']}' {p['threads']}"
                                       for p in pts) + ")",

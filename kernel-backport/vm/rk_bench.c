@@ -38,6 +38,20 @@
  *                   (semget/msgget/shmget of IPC_PRIVATE, then IPC_RMID):
  *                   the ids' writer path (ipc_addid(), ipc_rmid()).
  *                   Counts create+remove pairs.
+ *   timer_mem_dense  memory, not time: the slab bytes one process's 20000
+ *                   live timers hold (ids 0..19999, created in order): the
+ *                   growth of the guest's "Slab:" (/proc/meminfo, per-cpu
+ *                   counters folded through /proc/sys/vm/stat_refresh)
+ *                   divided by the timers.  k_itimer + sigqueue + the id
+ *                   map's share: the difference between the two kernels
+ *                   is what the series costs or saves per timer.
+ *   timer_mem_sparse  the same for 2000 timers each alone in its block of
+ *                   64 ids (128000 made, all but ids 0, 64, 128, ...
+ *                   deleted: the sparse case that cyclic ids and
+ *                   long-lived timers produce), measured once the deleted
+ *                   timers' RCU frees have run.  Each kept k_itimer and
+ *                   sigqueue then pins a slab page of its own, the same in
+ *                   both kernels: the difference is the id map's.
  *
  * Thread i runs on cpu i % ncpus (pairs: A on one vCPU, B on the other),
  * so a placement choice of the scheduler does not change the figure from
@@ -47,7 +61,12 @@
  *
  *   RK-BENCH <workload> <threads> <ops_per_sec> <ops> <seconds>
  *
- * (threads = 2 x pairs for psem and pmsg).  Errors: "RK-BENCH-ERROR ...",
+ * (threads = 2 x pairs for psem and pmsg).  The timer_mem_* workloads run
+ * once, whatever the thread counts, and print
+ *
+ *   RK-BENCH <workload> 1 <slab bytes per timer> <timers> <seconds>
+ *
+ * Errors: "RK-BENCH-ERROR ...",
  * exit 1.  Usage: rk_bench [-s seconds] [-t "1 2 4"] [workload...]
  */
 #define _GNU_SOURCE
@@ -436,12 +455,155 @@ static void *open_thread(void *p)
 	return NULL;
 }
 
-enum kind { K_PAIRS_SEM, K_PAIRS_MSG, K_THREADS, K_PROCS };
+/*
+ * The guest's slab bytes ("Slab:" of /proc/meminfo).  Writing
+ * /proc/sys/vm/stat_refresh first folds every cpu's pending counter
+ * deltas into the global count, which /proc/meminfo reads: without it a
+ * reading may lag by up to a stat threshold per cpu (pages).
+ */
+static long long slab_bytes(void)
+{
+	long long kb = -1;
+	char line[128];
+	FILE *f;
+	int fd;
+
+	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "1\n", 2) != 2)
+			fail("write /proc/sys/vm/stat_refresh", errno);
+		close(fd);
+	}
+	f = fopen("/proc/meminfo", "r");
+	if (!f) {
+		fail("open /proc/meminfo", errno);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Slab: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	if (kb < 0)
+		fail("no Slab: line in /proc/meminfo", EINVAL);
+	return kb * 1024;
+}
+
+/*
+ * slab_bytes() once the RCU callbacks that free slab objects have run:
+ * two readings 500 ms apart agree (at most 15 s).  RCU invokes only a
+ * few callbacks per tick once fewer than 10000 are queued (blimit,
+ * qhimark), so the frees of 10^5 deleted timers trickle on for seconds
+ * after the last timer_delete().
+ */
+static long long slab_settled(void)
+{
+	long long now = slab_bytes(), prev;
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		usleep(500000);
+		prev = now;
+		now = slab_bytes();
+		if (now == prev)
+			break;
+	}
+	return now;
+}
+
+#define MEM_DENSE 20000
+#define MEM_SPARSE 2000
+#define MEM_STRIDE 64
+
+/* The timers of a K_MEM workload, into @ids: their number, or -1. */
+static int mem_dense(int *ids)
+{
+	return make_timers(ids, MEM_DENSE) ? -1 : MEM_DENSE;
+}
+
+/*
+ * Ids 0, 64, 128, ...: MEM_SPARSE x MEM_STRIDE timers made in order, then
+ * all but the first of every MEM_STRIDE deleted.  Made first and deleted
+ * after (not made and deleted in turn), so that where each kept timer's
+ * k_itimer and sigqueue sit in their slabs does not depend on when RCU
+ * freed the others: the slab pages the kept ones pin are the same from
+ * one boot to the next.
+ */
+static int mem_sparse(int *ids)
+{
+	int k, n = MEM_SPARSE * MEM_STRIDE;
+
+	if (make_timers(ids, n))
+		return -1;
+	for (k = 0; k < n; k++) {
+		if (k % MEM_STRIDE == 0) {
+			ids[k / MEM_STRIDE] = ids[k];
+		} else if (k_timer_delete(ids[k])) {
+			fail("timer_mem_sparse: timer_delete", errno);
+			break;
+		}
+	}
+	return MEM_SPARSE;
+}
+
+/*
+ * The slab growth per live timer when a forked process (its own id map,
+ * empty at the start, given back at exit) makes the timers of @make;
+ * their number in *@nr.  -1 if something failed.
+ */
+static double mem_point(int (*make)(int *ids), int *nr)
+{
+	static int ids[MEM_SPARSE * MEM_STRIDE];
+	struct { double v; int n; } *out;
+	double v;
+	pid_t pid;
+
+	out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (out == MAP_FAILED) {
+		fail("mmap", errno);
+		return -1;
+	}
+	out->v = -1;
+	out->n = 0;
+	pid = fork();
+	if (pid == 0) {
+		long long before, after;
+		int n;
+
+		pin(0);
+		/* What earlier workloads freed through RCU is freed first. */
+		before = slab_settled();
+		n = make(ids);
+		if (n <= 0) {
+			fail("timer_mem: timer_create/delete", errno);
+			_exit(1);
+		}
+		/* The deleted timers and replaced id-map objects too. */
+		after = slab_settled();
+		if (before >= 0 && after >= 0) {
+			out->v = (double)(after - before) / n;
+			out->n = n;
+		}
+		drop_timers(ids, n);
+		_exit(0);
+	}
+	if (pid < 0)
+		fail("fork", errno);
+	else
+		waitpid(pid, NULL, 0);
+	v = out->v;
+	*nr = out->n;
+	munmap(out, sizeof(*out));
+	return v;
+}
+
+enum kind { K_PAIRS_SEM, K_PAIRS_MSG, K_THREADS, K_PROCS, K_MEM };
 
 /*
  * @fn: thread body (K_THREADS, K_PAIRS_*); @proc: body of each forked
  * process (K_PROCS), which calls start_line() itself once set up;
- * @setup/@teardown: before the threads start and after they are joined.
+ * @setup/@teardown: before the threads start and after they are joined;
+ * @mem: a K_MEM workload's timers (mem_point()).
  */
 static const struct workload {
 	const char *name;
@@ -450,17 +612,28 @@ static const struct workload {
 	uint64_t (*proc)(struct run *r, int i);
 	int (*setup)(void);
 	void (*teardown)(void);
+	int (*mem)(int *ids);
 } workloads[] = {
-	{ "psem", K_PAIRS_SEM, psem_thread, NULL, NULL, NULL },
-	{ "pmsg", K_PAIRS_MSG, pmsg_thread, NULL, NULL, NULL },
-	{ "timer_gettime", K_THREADS, gettime_thread, NULL, NULL, NULL },
-	{ "timer_churn", K_THREADS, churn_thread, NULL, NULL, NULL },
-	{ "timer_churn_proc", K_PROCS, NULL, churn_proc_loop, NULL, NULL },
-	{ "dcache_open", K_THREADS, open_thread, NULL, NULL, NULL },
+	{ "psem", K_PAIRS_SEM, psem_thread, NULL, NULL, NULL,
+	  NULL },
+	{ "pmsg", K_PAIRS_MSG, pmsg_thread, NULL, NULL, NULL,
+	  NULL },
+	{ "timer_gettime", K_THREADS, gettime_thread, NULL, NULL, NULL,
+	  NULL },
+	{ "timer_churn", K_THREADS, churn_thread, NULL, NULL, NULL,
+	  NULL },
+	{ "timer_churn_proc", K_PROCS, NULL, churn_proc_loop, NULL, NULL,
+	  NULL },
+	{ "dcache_open", K_THREADS, open_thread, NULL, NULL, NULL,
+	  NULL },
 	{ "timer_many", K_THREADS, many_thread, NULL, many_setup,
-	  many_teardown },
-	{ "timer_many_proc", K_PROCS, NULL, many_proc_loop, NULL, NULL },
-	{ "ipc_churn", K_THREADS, ipc_churn_thread, NULL, NULL, NULL },
+	  many_teardown, NULL },
+	{ "timer_many_proc", K_PROCS, NULL, many_proc_loop, NULL, NULL,
+	  NULL },
+	{ "ipc_churn", K_THREADS, ipc_churn_thread, NULL, NULL, NULL,
+	  NULL },
+	{ "timer_mem_dense", K_MEM, NULL, NULL, NULL, NULL, mem_dense },
+	{ "timer_mem_sparse", K_MEM, NULL, NULL, NULL, NULL, mem_sparse },
 };
 
 /* Create the ipc objects of @pairs pairs and put the first token in. */
@@ -622,6 +795,20 @@ int main(int argc, char **argv)
 			any |= !strcmp(argv[i], wl->name);
 		if (!any)
 			continue;
+		if (wl->kind == K_MEM) {
+			double t0 = now(), v;
+
+			/* No warm-up: the slabs it left would be counted
+			 * as free room.
+			 */
+			v = mem_point(wl->mem, &n);
+			if (v < 0)
+				continue;
+			printf("RK-BENCH %s 1 %.1f %d %.3f\n", wl->name, v, n,
+			       now() - t0);
+			fflush(stdout);
+			continue;
+		}
 		snprintf(list, sizeof(list), "%s", threads);
 		for (tok = strtok_r(list, " ,", &save); tok;
 		     tok = strtok_r(NULL, " ,", &save)) {
