@@ -111,6 +111,7 @@
 
 #define rk_always_inline __always_inline
 #define rk_noinline noinline
+#define rk_hide_var(v) OPTIMIZER_HIDE_VAR(v)
 
 /* ------------------------------------------------------------------ */
 /* Bits                                                                */

@@ -26,6 +26,7 @@
  *   rk_prefetch(p)             prefetch(p)
  *   rk_always_inline           __always_inline
  *   rk_noinline                noinline
+ *   rk_hide_var(v)             OPTIMIZER_HIDE_VAR(v)
  *   __rk_uninitialized         __uninitialized
  *   RK_GFP_ATOMIC, RK_GFP_ACCOUNT  GFP_ATOMIC, __GFP_ACCOUNT
  *
@@ -127,6 +128,12 @@ extern char rk_tsan_gp_token;
 /* Keep out of line (a slow path whose register saves and stack frame
  * must not land on the inline fast path next to it; kernel: noinline). */
 #define rk_noinline __attribute__((noinline))
+/* The compiler forgets what it knows of @v's value (an empty asm that
+ * "changes" it in a register): a flag or-ed from several tests is then
+ * computed whole and tested by one branch, instead of the compiler
+ * turning each test back into its own branch (kernel:
+ * OPTIMIZER_HIDE_VAR). */
+#define rk_hide_var(v) __asm__("" : "+r"(v))
 
 #define rk_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))

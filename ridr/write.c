@@ -893,6 +893,52 @@ static bool ridr_store_fast(struct ridr_hint *h, unsigned long id, void *ptr)
 	return false;
 }
 
+/* Key @i of the unpublished key array @k, @kb bytes wide (a constant). */
+static rk_always_inline void ridr_key_put(void *k, unsigned int kb,
+					  unsigned int i, unsigned long key)
+{
+	if (kb == 2)
+		((uint16_t *)k)[i] = (uint16_t)key;
+	else if (kb == 4)
+		((uint32_t *)k)[i] = (uint32_t)key;
+	else
+		((uint64_t *)k)[i] = (uint64_t)key;
+}
+
+/*
+ * ridr_cyclic_compact()'s copy, for keys @kb bytes wide: the records of
+ * @b (@n of them, every key below @id) whose entry is not a tombstone,
+ * then (@id, @entry), into the new bucket @nb; its count is set, not
+ * published.  What ridr_bucket_copy() does for a whole root bucket and
+ * an id past its keys, without a branch per record (a full cyclic bucket
+ * is mostly tombstones): each record is written at the next free index
+ * @m, which moves on only past a live one.  So nothing is written beyond
+ * the final @m, whose record (@id, @entry) overwrites, and @nb needs room
+ * for the live records and the new one only.
+ */
+static rk_always_inline void ridr_compact_kb(const struct ridr *map,
+					     struct ridr_bucket *nb,
+					     const struct ridr_bucket *b,
+					     unsigned int n, unsigned long id,
+					     void *entry, unsigned int kb)
+{
+	void __rk_rcu **se = ridr_entries(b), **de = ridr_entries(nb);
+	const void *sk = __ridr_bucket_data(b);
+	void *dk = __ridr_bucket_data(nb);
+	unsigned int i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		void *e = ridr_protected(map, se[i]);
+
+		ridr_key_put(dk, kb, m, __ridr_root_key(sk, kb, i));
+		rk_rcu_init_pointer(de[m], e);
+		m += e != NULL;
+	}
+	ridr_key_put(dk, kb, m, id);
+	rk_rcu_init_pointer(de[m], entry);
+	nb->n = (uint8_t)(m + 1);
+}
+
 /*
  * ridr_cyclic_append() found the root bucket @b full (@n == @cap; the
  * records of removed ids stay until a copy, W3): what
@@ -918,10 +964,62 @@ static bool ridr_cyclic_compact(struct ridr *map, struct ridr_bucket *b,
 			     ridr_bucket_cap_for(ridr_append_cap(b, m)));
 	if (!nb)
 		return false;
-	ridr_bucket_copy(nb, b, 0, ridr_low_mask(b->kshift), true, id, entry);
+	/* @entry is not NULL: an entry or RIDR_RESERVED. */
+	if (b->kshift <= 16)
+		ridr_compact_kb(map, nb, b, b->n, id, entry, 2);
+	else if (b->kshift <= 32)
+		ridr_compact_kb(map, nb, b, b->n, id, entry, 4);
+	else
+		ridr_compact_kb(map, nb, b, b->n, id, entry, 8);
+	rk_warn_on_once(nb->n != m + 1);	/* @live counts the entries */
 	nb->u.w.live = m + 1;
 	rk_rcu_assign_pointer(map->root, ridr_bucket_word(nb));	/* W1 */
 	ridr_retire_bucket(map, b);				/* W12 */
+	return true;
+}
+
+/*
+ * The root word @w is a bucket: bit 0 (RIDR_TAG_FULL) clear and a kind.
+ * ridr_kind() != 0 without its branch, to be or-ed into a group of tests.
+ */
+static rk_always_inline bool ridr_root_is_bucket(const void *w)
+{
+	unsigned long v = (unsigned long)w;
+
+	return ((v & RIDR_KIND_MASK) != 0) & ((v & RIDR_TAG_FULL) == 0);
+}
+
+/*
+ * ridr_cyclic_append() for a root bucket @b whose keys are @kb bytes
+ * wide (a constant in each call: the key loads and the store are then
+ * one instruction each, and the key width is tested once, not at each).
+ * A root bucket's keys are whole ids below 2^kshift: the cursor's @id
+ * must be inside that range and past the last key of a bucket that is
+ * not empty.  The key read for an empty bucket (index 0: every bucket
+ * has room for one) is never used: @n == 0 fails the same test.
+ */
+static rk_always_inline bool ridr_cyclic_append_kb(struct ridr *map,
+						   struct ridr_bucket *b,
+						   unsigned long id,
+						   void *entry,
+						   unsigned int kb)
+{
+	unsigned int n = b->n, ks = b->kshift;
+	unsigned int lim = b->cap < RIDR_BUCKET_MAX ? b->cap : RIDR_BUCKET_MAX;
+	unsigned long last = __ridr_root_key(__ridr_bucket_data(b), kb,
+					     n - (n != 0));
+	/* 2- and 4-byte keys: kshift <= 32 < RIDR_ID_BITS, a valid shift. */
+	unsigned int bad = (n == 0) | (id <= last) |
+			   (kb < 8 ? (id >> ks) != 0 :
+				     (ks < RIDR_ID_BITS && (id >> ks) != 0));
+
+	rk_hide_var(bad);	/* one branch for the three tests */
+	if (bad)
+		return false;
+	if (n < lim)
+		ridr_bucket_append_kb(b, kb, id, entry);
+	else if (!ridr_cyclic_compact(map, b, id, entry))
+		return false;
 	return true;
 }
 
@@ -945,34 +1043,37 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 {
 	void *w = ridr_protected(map, map->root);
 	unsigned long id = map->next;
+	void *entry = ptr ? ptr : RIDR_RESERVED;
 	struct ridr_bucket *b;
-	unsigned int n, ks, kb;
+	unsigned int ks, bad;
+	bool done;
 
 	/* The tests below are plain loads and compares, combined with | so
-	 * that each group is one branch, not one per test: this path runs
-	 * for every allocation of a churning small map, and a branch costs
-	 * more than the test (in a TCG guest above all: it ends a block).
-	 * First: the root is a bucket (a kind, ridr_kind()), the cursor is
-	 * inside [@min, @max] and not RIDR_MAX_ID, no wrap is pending.
+	 * that each group is one branch, not one per test (rk_hide_var()
+	 * keeps the compiler from splitting the group again): this path
+	 * runs for every allocation of a churning small map, and a branch
+	 * costs more than the test (in a TCG guest above all: it ends a
+	 * block).
+	 * First: the root is a bucket, the cursor is inside [@min, @max]
+	 * and not RIDR_MAX_ID, no wrap is pending.
 	 */
-	if ((ridr_kind(w) == 0) | (id < min) | (id > max) |
-	    (id == RIDR_MAX_ID) | ((map->flags & RIDR_F_WRAPPED) != 0))
+	bad = (ridr_root_is_bucket(w) == 0) | (id < min) | (id > max) |
+	      (id == RIDR_MAX_ID) | ((map->flags & RIDR_F_WRAPPED) != 0);
+	rk_hide_var(bad);
+	if (bad)
 		return false;
 	b = ridr_to_bucket(w);
-	n = b->n;
-	if (unlikely(!n))
-		return false;
 	ks = b->kshift;
-	kb = ridr_key_bytes(ks);
-	/* A root bucket's keys are whole ids (below 2^kshift): the cursor
-	 * must be inside its range and past its last key.
+	/* 32-bit keys first, in one compare (17 <= ks <= 32): a cyclic
+	 * allocator's ids pass 2^16 early in a long churn.
 	 */
-	if ((ks < RIDR_ID_BITS && (id >> ks)) |
-	    (id <= __ridr_root_key(__ridr_bucket_data(b), kb, n - 1)))
-		return false;
-	if ((n < b->cap) & (n < RIDR_BUCKET_MAX))
-		ridr_bucket_append_kb(b, kb, id, ptr ? ptr : RIDR_RESERVED);
-	else if (!ridr_cyclic_compact(map, b, id, ptr ? ptr : RIDR_RESERVED))
+	if (ks - 17 < 16)
+		done = ridr_cyclic_append_kb(map, b, id, entry, 4);
+	else if (ks <= 16)
+		done = ridr_cyclic_append_kb(map, b, id, entry, 2);
+	else
+		done = ridr_cyclic_append_kb(map, b, id, entry, 8);
+	if (!done)
 		return false;
 	rk_write_once(map->count, map->count + 1);
 	rk_write_once(map->next, id + 1);
@@ -1240,9 +1341,11 @@ static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 					      unsigned long *idp,
 					      enum ridr_op op)
 {
+	unsigned int bad = (map == NULL) | (idp == NULL) | (min > max);
 	bool done;
 
-	if (!map || !idp || min > max)
+	rk_hide_var(bad);	/* one branch */
+	if (bad)
 		return -EINVAL;
 	if (op == RIDR_OP_CYCLIC) {
 		ridr_lock(map);
@@ -1970,6 +2073,49 @@ static rk_noinline int ridr_remove_located(struct ridr *map, unsigned long id,
 }
 
 /*
+ * ridr_remove_root() for a root bucket @b whose keys are @kb bytes wide
+ * (a constant in each call, as in ridr_cyclic_append_kb()).  The two
+ * probes of __ridr_root_index(), computed with selects instead of a
+ * branch each: index @i1 from the first key, @i2 back from the last one,
+ * each clamped to 0 when out of range (every bucket has a record 0, and
+ * @n == 0 hits nothing), then one branch for "no hit or a tombstone".
+ * *@oldp is written through a select too.
+ */
+static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
+						struct ridr_bucket *b,
+						unsigned long id, void **oldp,
+						unsigned int kb)
+{
+	const void *k = __ridr_bucket_data(b);
+	unsigned int n = b->n;
+	unsigned long d1 = id - __ridr_root_key(k, kb, 0);
+	unsigned long d2 = __ridr_root_key(k, kb, n - (n != 0)) - id;
+	/* All ones if the probe is in range, else 0: a mask, not a branch
+	 * (rk_hide_var(): the compiler would turn a ?: back into one).
+	 */
+	unsigned long m1 = 0UL - (d1 < n), m2 = 0UL - (d2 < n);
+	unsigned int i1, i2, i, bad;
+	void *sink, *e;
+	bool h1, h2;
+
+	rk_hide_var(m1);
+	rk_hide_var(m2);
+	i1 = (unsigned int)(d1 & m1);
+	i2 = (unsigned int)((n - 1 - d2) & m2);
+	h1 = (m1 != 0) & (__ridr_root_key(k, kb, i1) == id);
+	h2 = (m2 != 0) & (__ridr_root_key(k, kb, i2) == id);
+	i = h1 ? i1 : i2;
+	e = ridr_protected(map, ridr_entries(b)[i]);
+	bad = ((h1 | h2) == 0) | (e == NULL);
+
+	rk_hide_var(bad);	/* one branch */
+	if (bad)
+		return 1;
+	*(oldp ? oldp : &sink) = ridr_record_clear(map, b, i);
+	return 0;
+}
+
+/*
  * The removal of cyclic churn in a small map (a process's timers): an
  * id that a probe of the root bucket finds (__ridr_root_index(): the id
  * allocated last, or ids handed out in order), with an entry or a
@@ -1983,23 +2129,20 @@ static rk_always_inline int ridr_remove_root(struct ridr *map,
 					     unsigned long id, void **oldp)
 {
 	void *w = ridr_protected(map, map->root);
+	bool bucket = ridr_root_is_bucket(w);
 	struct ridr_bucket *b;
-	unsigned long i;
-	unsigned int n;
-	void *old;
+	unsigned int ks;
 
-	if (!ridr_kind(w))
+	rk_hide_var(bucket);	/* one branch for its two bit tests */
+	if (!bucket)
 		return 1;
 	b = ridr_to_bucket(w);
-	n = b->n;
-	i = __ridr_root_index(__ridr_bucket_data(b), ridr_key_bytes(b->kshift),
-			      n, id);
-	if (i >= n || !ridr_protected(map, ridr_entries(b)[i]))
-		return 1;
-	old = ridr_record_clear(map, b, (unsigned int)i);
-	if (oldp)
-		*oldp = old;
-	return 0;
+	ks = b->kshift;
+	if (ks - 17 < 16)	/* 32-bit keys first, as in the append */
+		return ridr_remove_root_kb(map, b, id, oldp, 4);
+	if (ks <= 16)
+		return ridr_remove_root_kb(map, b, id, oldp, 2);
+	return ridr_remove_root_kb(map, b, id, oldp, 8);
 }
 
 /* __ridr_remove() for a valid @map, inline in both removal calls. */

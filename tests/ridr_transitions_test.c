@@ -259,6 +259,83 @@ T(a_root_bucket_is_read_inline_hit_or_miss)
 	root_bucket_probes(70000, 0xffffffffUL, 4);
 }
 
+/* ridr_remove() of @id with the entry @want (NULL: a reservation) from
+ * the root bucket of kind @kind: 0, the entry back through @oldp (NULL
+ * for a reservation), one id fewer, the id gone for both lookups, the
+ * root still a bucket (W3: a tombstone). */
+static void remove_from_root(struct ridr *m, unsigned long id, void *want,
+			     unsigned long kind)
+{
+	unsigned long before = ridr_count(m);
+	void *old = P(99);
+
+	cr_assert_eq(ridr_remove(m, id, &old), 0, "remove %#lx", id);
+	cr_assert_eq(old, want, "remove %#lx: old", id);
+	cr_assert_eq(ridr_count(m), before - 1);
+	cr_assert_eq(root_bucket_kind(m), kind);
+	find_both(m, id, NULL);
+	old = P(98);
+	cr_assert_eq(ridr_remove(m, id, &old), -ENOENT, "again %#lx", id);
+	cr_assert_eq(old, P(98), "a failed removal writes nothing");
+}
+
+/* ridr_remove()'s probes of a root bucket with keys of @kind, ids from
+ * @base up to @top: each way a probe hits or misses, with and without
+ * @oldp. */
+static void root_bucket_removals(unsigned long base, unsigned long top,
+				 unsigned long kind)
+{
+	struct ridr m;
+	unsigned long id;
+
+	ridr_init(&m);
+	for (long k = 0; k < 10; k++)
+		must(&m, P(k), base, top, base + (unsigned long)k);
+	/* Keys L.., c, c+1, c+2 behind a gap: base+100.. */
+	for (long k = 0; k < 3; k++)
+		must(&m, P(20 + k), base + 100, top,
+		     base + 100 + (unsigned long)k);
+	/* base+50 after them: neither probe finds it (the general path). */
+	must(&m, P(30), base + 50, base + 50, base + 50);
+	cr_assert_eq(root_bucket_kind(&m), kind);
+	/* Misses, nothing changed: absent ids, beyond the root's range. */
+	cr_assert_eq(ridr_remove(&m, base + 10, NULL), -ENOENT);
+	cr_assert_eq(ridr_remove(&m, base - 1, NULL), -ENOENT);
+	cr_assert_eq(ridr_remove(&m, base + 103, NULL), -ENOENT);
+	if (top != ULONG_MAX)
+		cr_assert_eq(ridr_remove(&m, top + 1 + base, NULL), -ENOENT);
+	cr_assert_eq(ridr_count(&m), 14);
+	/* The first probe (from key 0). */
+	remove_from_root(&m, base + 4, P(4), kind);
+	remove_from_root(&m, base, P(0), kind);
+	/* The second probe (back from the last key). */
+	remove_from_root(&m, base + 102, P(22), kind);
+	remove_from_root(&m, base + 101, P(21), kind);
+	/* Neither: found by the out-of-line search. */
+	remove_from_root(&m, base + 50, P(30), kind);
+	/* Without @oldp. */
+	cr_assert_eq(ridr_remove(&m, base + 9, NULL), 0);
+	find_both(&m, base + 9, NULL);
+	/* A reservation: removed, no entry. */
+	cr_assert_eq(ridr_alloc(&m, NULL, base + 200, base + 200, &id), 0);
+	remove_from_root(&m, base + 200, NULL, kind);
+	/* The rest is intact. */
+	for (long k = 1; k < 9; k++)
+		if (k != 4)
+			find_both(&m, base + (unsigned long)k, P(k));
+	find_both(&m, base + 100, P(20));
+	cr_assert_eq(ridr_count(&m), 8);
+	ridr_destroy(&m);
+}
+
+T(a_root_bucket_removal_probes_hit_or_miss)
+{
+	root_bucket_removals(100, 65535, 2);
+	root_bucket_removals(70000, 0xffffffffUL, 4);
+	/* Ids past 2^32: 64-bit keys (kind 6, RIDR_KIND_B64). */
+	root_bucket_removals(0x100000000UL + 5, ULONG_MAX, 6);
+}
+
 /* The root bucket, or NULL if the root is not a bucket. */
 static const struct ridr_bucket *root_bucket(struct ridr *m)
 {
