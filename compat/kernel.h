@@ -100,7 +100,7 @@
  * linking).  The generator decides per file instead: lib/lockref.c keeps
  * EXPORT_SYMBOL; lib/ridr.c exports, with EXPORT_SYMBOL_GPL, only what a
  * modular in-tree user calls (ipc and POSIX timers are built in;
- * lib/test_ridr.c may be a module).
+ * lib/ridr_kunit.c, the KUnit suite, may be a module).
  */
 #ifndef rk_export_symbol	/* verify.sh passes the generated files' own */
 #define rk_export_symbol(sym) EXPORT_SYMBOL(sym)

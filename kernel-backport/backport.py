@@ -73,7 +73,8 @@ READ_FILES = ["Makefile"]
 # Files the series adds: their presence means "already patched"
 # (include/linux/rk_compat.h: by an older series, which installed it).
 NEW_FILES = ["include/linux/rk_compat.h", "include/linux/ridr.h",
-             "lib/ridr.c", "lib/test_ridr.c"]
+             "lib/ridr.c", "lib/ridr_kunit.c",
+             "lib/test_ridr.c"]
 
 
 class Refuse(Exception):
@@ -256,16 +257,20 @@ config RIDR
 
 """
 
-KCONFIG_TEST_RIDR = """\
-config TEST_RIDR
-	tristate "Perform selftest on the ridr id map"
+KCONFIG_RIDR_KUNIT_TEST = """\
+config RIDR_KUNIT_TEST
+	tristate "KUnit tests for the ridr id map" if !KUNIT_ALL_TESTS
+	depends on KUNIT
 	select RIDR
+	default KUNIT_ALL_TESTS
 	help
-	  Enable this option to test the ridr id map and id allocator
-	  (lib/ridr.c) at boot, or when the test_ridr module is loaded:
-	  allocation, reservation, cyclic allocation, removal and shrinking,
-	  iteration, preloading under a spinlock, and RCU readers running
-	  concurrently with a writer.
+	  Builds the KUnit tests of the ridr id map and id allocator
+	  (lib/ridr.c): allocation, reservation, cyclic allocation, removal
+	  and shrinking, iteration, preloading under a spinlock, and RCU
+	  readers running concurrently with a writer.
+
+	  For more information on KUnit and unit tests in general please refer
+	  to the KUnit documentation in Documentation/dev-tools/kunit/.
 
 	  If unsure, say N.
 
@@ -362,11 +367,11 @@ def ridr_joined():
 
 def modular_users(header):
     """Symbols of the core that in-tree code which may be built as a
-    module calls: lib/test_ridr.c (tristate), including through the
+    module calls: lib/ridr_kunit.c (tristate), including through the
     macros and inline functions of @header (the generated
     include/linux/ridr.h) it uses.  ipc/ and kernel/time/ are built in
     and need no export."""
-    src = read(os.path.join(HERE, "kernel/test_ridr.c"))
+    src = read(os.path.join(HERE, "kernel/ridr_kunit.c"))
     used = set(re.findall(r"\b\w+\b", tr.code_mask(src)))
     code = tr.code_mask(header)
     # name -> the words of its body: macros, and static inline functions.
@@ -401,18 +406,18 @@ def patch1(files, tree):
         ridr_joined(), "lib/ridr.c",
         ('#include "ridr/ridr.h"', "linux/ridr.h"), modular_users(hdr),
         implied=set(re.findall(r"^#include <([^>]+)>", hdr, re.M)))
-    tree["lib/test_ridr.c"] = read(os.path.join(HERE, "kernel/test_ridr.c"))
+    tree["lib/ridr_kunit.c"] = read(os.path.join(HERE, "kernel/ridr_kunit.c"))
     tree["lib/Kconfig"] = insert_before(
         tree["lib/Kconfig"], "config BITREVERSE\n", KCONFIG_RIDR,
         "lib/Kconfig")
     tree["lib/Kconfig.debug"] = insert_before(
-        tree["lib/Kconfig.debug"], "config TEST_IDA\n", KCONFIG_TEST_RIDR,
-        "lib/Kconfig.debug")
+        tree["lib/Kconfig.debug"], "config OVERFLOW_KUNIT_TEST\n",
+        KCONFIG_RIDR_KUNIT_TEST, "lib/Kconfig.debug")
     mk = insert_after(tree["lib/Makefile"], "obj-y\t+= lockref.o\n",
                       "obj-$(CONFIG_RIDR) += ridr.o\n", "lib/Makefile")
     tree["lib/Makefile"] = insert_after(
-        mk, "obj-$(CONFIG_TEST_IDA) += test_ida.o\n",
-        "obj-$(CONFIG_TEST_RIDR) += test_ridr.o\n", "lib/Makefile")
+        mk, "obj-$(CONFIG_OVERFLOW_KUNIT_TEST) += overflow_kunit.o\n",
+        "obj-$(CONFIG_RIDR_KUNIT_TEST) += ridr_kunit.o\n", "lib/Makefile")
 
 
 # lockref/lockref.c's userspace-only parts: the define that selects its

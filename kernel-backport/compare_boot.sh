@@ -15,8 +15,10 @@
 # "not ok N name", "rk_smoke: <check> ok|FAILED", each program's exit
 # status) is compared: PASS if the patched kernel fails no check the
 # unpatched one passes, and both boots ended by themselves with 2 CPUs
-# and no splat.  The table goes to out/kernel/compare-V.txt.  Not part of
-# CI (two more cold tiny builds); the latest result is in docs/kernel.md.
+# and no splat.  KUnit suites that ran at boot are result lines too (the
+# patched kernel's "ridr"; the unpatched kernel has none, so it shows
+# "missing" there).  The table goes to out/kernel/compare-V.txt.
+# verify.sh runs it for the versions of its --compare (default 6.12).
 # Uses lib.sh's rk_initramfs, rk_boot and RK_SPLATS, as verify.sh does.
 set -uo pipefail
 export LC_ALL=C
@@ -65,6 +67,9 @@ results() {
 	/^(not )?ok [0-9]+ / {
 		ok = ($1 == "ok"); sub(/^(not )?ok [0-9]+ /, "")
 		print prog ": " $0 "\t" (ok ? "ok" : "FAIL") }
+	/^\[ *[0-9.]+\] (not )?ok [0-9]+ [^ ]+$/ {
+		ok = ($0 !~ /\] not ok /); name = $NF
+		print "kunit: " name "\t" (ok ? "ok" : "FAIL") }
 	/^rk_smoke: [^ ]+ (ok|FAILED)/ {
 		print "rk_smoke: " $2 "\t" ($3 == "ok" ? "ok" : "FAIL") }
 	' "$1" | sort

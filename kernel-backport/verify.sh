@@ -2,7 +2,7 @@
 # Verify the ridr-kit kernel series, one command (docs/kernel.md):
 #
 #   kernel-backport/verify.sh [--versions "6.1 6.12"] [--boot "6.1"]
-#                             [--bisect "6.1"]
+#                             [--bisect "6.1"] [--compare "6.12"]
 #
 # For every version: the Debian tarball /usr/src/linux-source-V.tar.xz is
 # extracted once into the cache (pristine, never modified), then
@@ -17,7 +17,7 @@
 #      output; this checks the files in the tree);
 #   2. defconfig + W=1 build of lib/ ipc/ kernel/time/ in the pristine and
 #      the patched tree:
-#      ridr.o, test_ridr.o, lockref.o, ipc/ and posix-timers.o build, no warning the
+#      ridr.o, ridr_kunit.o, lockref.o, ipc/ and posix-timers.o build, no warning the
 #      pristine tree does not have; same machine code: the core compiled
 #      unchanged through compat/kernel.h, with kbuild's own command for
 #      lib/ridr.o and lib/lockref.o, gives the same objdump -d -r as the
@@ -34,14 +34,22 @@
 #      spinlock_t is 4 bytes and lockref's cmpxchg path is compiled in:
 #      checked in lib/lockref.o), and boot both under qemu with 2 vCPUs and a
 #      busybox initramfs holding the tree's own selftests (ipc/msgque,
-#      timers/posix_timers, built static) and vm/rk_smoke.c; the kernel's
-#      built-in test_ridr runs at boot.  Pass: all of them pass, the guest
-#      saw 2 CPUs, the VM ended by itself inside the hard timeout, and the
+#      timers/posix_timers, built static) and vm/rk_smoke.c; the KUnit
+#      suite "ridr" (lib/ridr_kunit.c, built in) runs at boot.  Pass:
+#      all of them pass (every KUnit case, none skipped), the guest saw
+#      2 CPUs, the VM ended by itself inside the hard timeout, and the
 #      console has no lockdep/RCU/BUG/WARNING/KASAN splat; in the debug
 #      boot rk_smoke's memory checks ran (KASAN on, ridr_node_cache back
 #      to its count after exit and namespace teardown, each slab
 #      allocation of timer_create() and sem/msg/shmget() failed in turn
-#      through fail-nth, kmemleak clean).
+#      through fail-nth, kmemleak clean);
+#   4. (versions in --compare) kernel-backport/compare_boot.sh: the
+#      unpatched and the patched tree built with the "fast" config and
+#      booted in the same run, every result line compared (kselftest
+#      subtests, rk_smoke checks, KUnit suites, exit statuses): the patched
+#      kernel fails nothing the unpatched one passes.  For a tree whose own
+#      selftests fail unpatched (6.12.118's posix_timers comes from a later
+#      kernel), where "exit 0" cannot be the criterion.
 # Each check counts once; the totals go to out/test/extra-kernel.counts as
 # "PASSED FAILED" (scripts/test.sh adds them to its final line).  Logs and
 # the series: out/kernel/.  Trees, build directories and ccache live in
@@ -58,12 +66,14 @@ source "$RK/kernel-backport/lib.sh"
 VERSIONS="6.1 6.12"
 BOOT="6.1"
 BISECT="6.1"
+COMPARE="6.12"
 while (($#)); do
 	case $1 in
 	--versions) VERSIONS=$2; shift 2 ;;
 	--boot) BOOT=$2; shift 2 ;;
 	--bisect) BISECT=$2; shift 2 ;;
-	*) echo "usage: $0 [--versions \"6.1 6.12\"] [--boot \"6.1\"] [--bisect \"6.1\"]" >&2
+	--compare) COMPARE=$2; shift 2 ;;
+	*) echo "usage: $0 [--versions \"6.1 6.12\"] [--boot \"6.1\"] [--bisect \"6.1\"] [--compare \"6.12\"]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -148,7 +158,7 @@ step_refuses_unsupported() {
 step_kernel_doc() {
 	local out
 	out=$(cd "$CACHE/trees/$1-patched$TAG" && ./scripts/kernel-doc -none \
-		include/linux/ridr.h lib/ridr.c lib/test_ridr.c \
+		include/linux/ridr.h lib/ridr.c lib/ridr_kunit.c \
 		lib/lockref.c 2>&1)
 	[[ -z $out ]] || { echo "$out" >&2; return 1; }
 }
@@ -192,9 +202,10 @@ w1_build() {	# tree build-dir log
 		make -C "$1" -s O="$b" defconfig >/dev/null || return 1
 	fi
 	# W=1 warnings must stay warnings (defconfig turns on WERROR);
-	# TEST_RIDR selects RIDR, so both new files are built.
+	# RIDR_KUNIT_TEST (with KUNIT) selects RIDR, so both new files
+	# are built; the pristine tree gets KUNIT too, the same lib/kunit/.
 	"$1/scripts/config" --file "$b/.config" --disable WERROR \
-		--enable TEST_RIDR
+		--enable KUNIT --enable RIDR_KUNIT_TEST
 	make -C "$1" -s O="$b" olddefconfig >/dev/null || return 1
 	# Compile every object of these directories again, so the log holds
 	# every warning of both trees, not just those of files changed since
@@ -218,7 +229,7 @@ step_w1() {
 	local bp=$CACHE/build/$1-pristine-w1$TAG bq=$CACHE/build/$1-patched-w1$TAG o
 	timed "$v W=1 ${W1_DIRS[*]} pristine" w1_build "$src" "$bp" "$LOGS/$v-w1-pristine.log"
 	timed "$v W=1 ${W1_DIRS[*]} patched" w1_build "$dst" "$bq" "$LOGS/$v-w1-patched.log"
-	for o in lib/ridr.o lib/test_ridr.o lib/lockref.o ipc/util.o ipc/shm.o \
+	for o in lib/ridr.o lib/ridr_kunit.o lib/lockref.o ipc/util.o ipc/shm.o \
 		kernel/time/posix-timers.o; do
 		[[ -s $bq/$o ]] || { echo "verify: $o not built" >&2; return 1; }
 	done
@@ -424,6 +435,22 @@ step_boot_run() {	# version config
 
 console_has() { [[ -n $BOOT_LOG ]] && grep -qE "$1" "$BOOT_LOG"; }
 
+# compare_boot.sh: the unpatched and the patched "fast" kernel of one
+# version booted in the same run, every test result compared (a tree's
+# own selftests may fail unpatched: 6.12's posix_timers does).
+step_compare() {
+	"$HERE/compare_boot.sh" --version "$1"
+	local rc=$?
+	[[ -s $OUT/compare-$1.txt ]] &&
+		sed "s/^/compare $1: /" "$OUT/compare-$1.txt" >>"$SUMMARY"
+	return $rc
+}
+
+step_kunit_ridr() {
+	console_has '(^|\] )ok [0-9]+ ridr$' &&
+		console_has '# ridr: pass:([0-9]+) fail:0 skip:0 total:\1$'
+}
+
 step_no_splat() {
 	[[ -s $BOOT_LOG ]] || return 1
 	if grep -nE "$RK_SPLATS" "$BOOT_LOG" >"$LOGS/$1-$2-splats.txt"; then
@@ -482,6 +509,9 @@ for v in $VERSIONS; do
 	[[ " $BISECT " == *" $v "* ]] &&
 		check "$v/bisect-builds-after-each-patch" step_bisect "$v"
 	check "$v/tiny-debug-build" step_tiny "$v" debug || continue
+	[[ " $COMPARE " == *" $v "* ]] &&
+		check "$v/fast-boot-unpatched-vs-patched-no-regression" \
+			step_compare "$v"
 	[[ " $BOOT " == *" $v "* ]] || continue
 	if check "$v/tiny-fast-build" step_tiny "$v" fast; then
 		check "$v/fast-lockref-cmpxchg-built" step_lockref_cmpxchg_built "$v"
@@ -491,8 +521,9 @@ for v in $VERSIONS; do
 		BOOT_LOG=
 		check "$v/$c/boot-ends-by-itself" step_boot_run "$v" "$c"
 		check "$v/$c/guest-sees-2-cpus" console_has '^RK-CPUS 2$'
-		check "$v/$c/test_ridr" \
-			console_has 'test_ridr: all [0-9]+ tests passed'
+		# KUnit's KTAP: the suite's line, and every case passed
+		# (none failed, none skipped).
+		check "$v/$c/kunit-ridr" step_kunit_ridr
 		check "$v/$c/selftest-ipc-msgque" \
 			console_has '^RK-RESULT msgque 0$'
 		check "$v/$c/selftest-timers-posix_timers" \
@@ -502,7 +533,7 @@ for v in $VERSIONS; do
 		[[ $c == debug ]] &&
 			check "$v/debug/kasan-kmemleak-fail-nth-checks-ran" \
 				step_debug_checks_ran
-		grep -E 'rk_smoke: .*(passed|FAILED)|test_ridr:|Totals' \
+		grep -E 'rk_smoke: .*(passed|FAILED)|# ridr: |Totals' \
 			"$BOOT_LOG" | sed "s/^/$v $c: /" >>"$SUMMARY"
 	done
 done
