@@ -60,13 +60,14 @@ int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id)
 }
 
 /* Whether record @i holds an allocated id (an entry or a reservation).
- * Writers only: the bucket was reached through a word write.c loaded
- * with its lockdep-checked ridr_protected(), so the condition here is 1.
+ * Writers only: @map's writer serialization is held, which
+ * ridr_protected() checks with lockdep in the kernel.
  */
-static inline bool ridr_record_used(const struct ridr_bucket *b,
+static inline bool ridr_record_used(const struct ridr *map,
+				    const struct ridr_bucket *b,
 				    unsigned int i)
 {
-	return rk_rcu_dereference_protected(ridr_entries(b)[i], 1) != NULL;
+	return ridr_protected(map, ridr_entries(b)[i]) != NULL;
 }
 
 /*
@@ -74,8 +75,9 @@ static inline bool ridr_record_used(const struct ridr_bucket *b,
  * one range of 2^kshift ids (the slot's), so comparing keys is comparing
  * ids: search among keys, with @lo and @hi reduced to keys.
  */
-bool ridr_bucket_gap_scan(const struct ridr_bucket *b, unsigned long lo,
-			  unsigned long hi, unsigned long *out, int *tomb)
+bool ridr_bucket_gap_scan(const struct ridr *map, const struct ridr_bucket *b,
+			  unsigned long lo, unsigned long hi,
+			  unsigned long *out, int *tomb)
 {
 	unsigned long mask = ridr_low_mask(b->kshift);
 	unsigned long cand = lo & mask, khi = hi & mask;
@@ -91,7 +93,7 @@ bool ridr_bucket_gap_scan(const struct ridr_bucket *b, unsigned long lo,
 				continue;
 			if (k > cand)
 				break;
-			if (!ridr_record_used(b, i)) {
+			if (!ridr_record_used(map, b, i)) {
 				t = (int)i;	/* a tombstone of cand */
 				break;
 			}
@@ -107,7 +109,8 @@ bool ridr_bucket_gap_scan(const struct ridr_bucket *b, unsigned long lo,
 	return true;
 }
 
-unsigned int ridr_bucket_count(const struct ridr_bucket *b,
+unsigned int ridr_bucket_count(const struct ridr *map,
+			       const struct ridr_bucket *b,
 			       unsigned long lo, unsigned long hi)
 {
 	unsigned int i, n = 0;
@@ -115,7 +118,7 @@ unsigned int ridr_bucket_count(const struct ridr_bucket *b,
 	for (i = 0; i < b->n; i++) {
 		unsigned long id = ridr_bucket_id(b, i, lo);
 
-		if (id >= lo && id <= hi && ridr_record_used(b, i))
+		if (id >= lo && id <= hi && ridr_record_used(map, b, i))
 			n++;
 	}
 	return n;
@@ -152,9 +155,9 @@ void ridr_bucket_push(struct ridr_bucket *dst, unsigned long id, void *ptr)
 	ridr_bucket_put(dst, ridr_entries(dst), id, ptr);
 }
 
-void ridr_bucket_copy(struct ridr_bucket *dst, const struct ridr_bucket *src,
-		      unsigned long lo, unsigned long hi, bool add,
-		      unsigned long id, void *ptr)
+void ridr_bucket_copy(const struct ridr *map, struct ridr_bucket *dst,
+		      const struct ridr_bucket *src, unsigned long lo,
+		      unsigned long hi, bool add, unsigned long id, void *ptr)
 {
 	void __rk_rcu **se = ridr_entries(src), **de = ridr_entries(dst);
 	unsigned long base = lo & ~ridr_low_mask(src->kshift);
@@ -165,7 +168,7 @@ void ridr_bucket_copy(struct ridr_bucket *dst, const struct ridr_bucket *src,
 	 * record.  @id goes before the first kept record above it.
 	 */
 	for (i = 0; i < n; i++) {
-		void *e = rk_rcu_dereference_protected(se[i], 1);
+		void *e = ridr_protected(map, se[i]);
 		unsigned long rid;
 
 		if (!e)

@@ -51,6 +51,24 @@ RK_BUILD_BUG_ON((RIDR_ROOT_SHIFT_MASK | RIDR_KIND_MASK) >= RIDR_NODE_ALIGN);
 #define RIDR_FLAGS_PUBLIC (RIDR_ACCOUNT | RIDR_ATOMIC)
 #define RIDR_F_WRAPPED (1u << 31)
 
+/*
+ * Writer-side load of an RCU word of @map: writers are serialized by the
+ * map's lock (the locked calls) or by the caller's (the __ridr_*() calls:
+ * the lock named by ridr_set_external_lock(), in the kernel with lockdep
+ * checked by rcu_dereference_protected(), as is the map's own).  Every
+ * writer load goes through it, bucket records (bucket.c, and
+ * ridr_bucket_gap() below) included: their helpers take the map for it.
+ */
+#if RK_HAVE_FLAVORS
+#define ridr_writer_held(map) ((void)(map), 1)
+#else
+#define ridr_writer_held(map)                     \
+	(rk_lockdep_held(&(map)->lock) ||         \
+	 rk_lockdep_map_held((map)->external_lock))
+#endif
+#define ridr_protected(map, p) \
+	rk_rcu_dereference_protected(p, ridr_writer_held(map))
+
 /* The allocation flags of @map for an allocation of kind @gfp. */
 static inline rk_gfp_t ridr_gfp(const struct ridr *map, rk_gfp_t gfp)
 {
@@ -435,11 +453,13 @@ RK_HIDDEN int ridr_bucket_index(const struct ridr_bucket *b, unsigned long id);
  * live or reserved record in @b: false if none; *@tomb gets the index
  * of the id's tombstone record, or -1 if it has none.
  */
-RK_HIDDEN bool ridr_bucket_gap_scan(const struct ridr_bucket *b,
+RK_HIDDEN bool ridr_bucket_gap_scan(const struct ridr *map,
+				    const struct ridr_bucket *b,
 				    unsigned long lo, unsigned long hi,
 				    unsigned long *out, int *tomb);
 
-static inline bool ridr_bucket_gap(const struct ridr_bucket *b,
+static inline bool ridr_bucket_gap(const struct ridr *map,
+				   const struct ridr_bucket *b,
 				   unsigned long lo, unsigned long hi,
 				   unsigned long *out, int *tomb)
 {
@@ -449,8 +469,8 @@ static inline bool ridr_bucket_gap(const struct ridr_bucket *b,
 	/* Inline, no call, for the common cases: @lo past the last key
 	 * (cyclic allocation, an empty bucket): @lo is free, no record; @lo
 	 * the last key, a tombstone (the id removed last): @lo is free,
-	 * that record.  Writers only: the entry's condition is 1 as in
-	 * bucket.c (the bucket was reached through a checked load).
+	 * that record.  Writers only (@map's writer serialization held:
+	 * ridr_protected() checks it with lockdep in the kernel).
 	 */
 	last = n ? ridr_key(b, n - 1) : 0;
 	if (!n || key > last) {
@@ -459,21 +479,25 @@ static inline bool ridr_bucket_gap(const struct ridr_bucket *b,
 		return true;
 	}
 	if (key == last &&
-	    !rk_rcu_dereference_protected(ridr_entries(b)[n - 1], 1)) {
+	    !ridr_protected(map, ridr_entries(b)[n - 1])) {
 		*out = lo;
 		*tomb = (int)n - 1;
 		return true;
 	}
-	return ridr_bucket_gap_scan(b, lo, hi, out, tomb);
+	return ridr_bucket_gap_scan(map, b, lo, hi, out, tomb);
 }
 /* Records of @b in [@lo, @hi] with a non-NULL entry. */
-RK_HIDDEN unsigned int ridr_bucket_count(const struct ridr_bucket *b,
+RK_HIDDEN unsigned int ridr_bucket_count(const struct ridr *map,
+					 const struct ridr_bucket *b,
 					 unsigned long lo, unsigned long hi);
 /* Append to @dst (unpublished, keys >= every key in it) the records of
  * @src in [@lo, @hi] with non-NULL entries, plus (@id, @ptr) in its
- * place if @add.  Keys are re-based to @dst's kshift.
+ * place if @add.  Keys are re-based to @dst's kshift.  @src belongs to
+ * @map, whose writer serialization is held (as for the search and count
+ * above: @map is there for the lockdep condition of the entries' loads).
  */
-RK_HIDDEN void ridr_bucket_copy(struct ridr_bucket *dst,
+RK_HIDDEN void ridr_bucket_copy(const struct ridr *map,
+				struct ridr_bucket *dst,
 				const struct ridr_bucket *src, unsigned long lo,
 				unsigned long hi, bool add, unsigned long id,
 				void *ptr);

@@ -86,13 +86,24 @@ static void ridr_spare_unlock(struct ridr *map)
 	rk_spin_unlock(&map->spare_lock);
 }
 
-static struct ridr_node *ridr_spare_take(struct ridr *map)
+/* The spare lock is held (lockdep-checked in the kernel), or @alone:
+ * ridr_destroy(), when nobody else uses the map and the lock is not
+ * taken (see there).
+ */
+#if RK_HAVE_FLAVORS
+#define ridr_spare_held(map, alone) ((void)(map), (void)(alone), 1)
+#else
+#define ridr_spare_held(map, alone) \
+	((alone) || rk_lockdep_held(&(map)->spare_lock))
+#endif
+
+static struct ridr_node *ridr_spare_take(struct ridr *map, bool alone)
 {
 	struct ridr_node *node = map->spare;
 
 	if (node) {
-		map->spare = (struct ridr_node *)
-			rk_rcu_dereference_protected(node->slots[0], 1);
+		map->spare = (struct ridr_node *)rk_rcu_dereference_protected(
+			node->slots[0], ridr_spare_held(map, alone));
 		rk_rcu_init_pointer(node->slots[0], NULL);
 		/* Not ridr_bytes_add(): @bytes belongs to the writer, and
 		 * ridr_preload() runs beside it under the spare lock alone.
@@ -162,7 +173,7 @@ int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
 			return -ENOMEM;
 		}
 		while (from_spare--)
-			st->nodes[st->nr++] = ridr_spare_take(map);
+			st->nodes[st->nr++] = ridr_spare_take(map, false);
 		ridr_spare_unlock(map);
 	}
 	while (from_pl--) {
@@ -303,7 +314,7 @@ int ridr_preload(struct ridr_preload *pl, struct ridr *map,
 	if (pl->nr < want) {
 		ridr_spare_lock(map);
 		while (pl->nr < want && ridr_spare_count(map)) {
-			pl->nodes[pl->nr++] = ridr_spare_take(map);
+			pl->nodes[pl->nr++] = ridr_spare_take(map, false);
 			taken++;
 		}
 		ridr_spare_unlock(map);
@@ -393,6 +404,10 @@ void ridr_destroy(struct ridr *map)
 {
 	struct ridr_node *path[RIDR_MAX_LEVELS];
 	unsigned int at[RIDR_MAX_LEVELS];
+	/* Condition 1 here and in the walk below: the caller guarantees
+	 * nobody else uses the map (no writer, no preload), and no lock is
+	 * taken (see the spares at the end).
+	 */
 	void *w = rk_rcu_dereference_protected(map->root, 1);
 	struct ridr_node *node;
 	unsigned int level, top;
@@ -445,7 +460,7 @@ void ridr_destroy(struct ridr *map)
 	 * kernel: free_signal_struct()), where taking the spare lock, which
 	 * process context takes with softirqs enabled, could deadlock. */
 	while (ridr_spare_count(map))
-		rk_cache_free(&ridr_node_cache, ridr_spare_take(map));
+		rk_cache_free(&ridr_node_cache, ridr_spare_take(map, true));
 	rk_write_once(map->next, 0);
 	rk_write_once(map->count, 0);
 	map->keep_level = -1;

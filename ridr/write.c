@@ -98,23 +98,6 @@
 
 #include "compat/compat.h"
 
-/*
- * Writer-side load of an RCU word of @map: writers are serialized by the
- * map's lock (the locked calls) or by the caller's (the __ridr_*() calls:
- * the lock named by ridr_set_external_lock(), in the kernel with lockdep
- * checked by rcu_dereference_protected(), as is the map's own).  Bucket
- * records (bucket.c) are read through a bucket reached by such a load.
- */
-#if RK_HAVE_FLAVORS
-#define ridr_writer_held(map) ((void)(map), 1)
-#else
-#define ridr_writer_held(map)                     \
-	(rk_lockdep_held(&(map)->lock) ||         \
-	 rk_lockdep_map_held((map)->external_lock))
-#endif
-#define ridr_protected(map, p) \
-	rk_rcu_dereference_protected(p, ridr_writer_held(map))
-
 /* Key bits of a root bucket that must hold ids up to @id. */
 static unsigned int ridr_root_kshift(unsigned long id)
 {
@@ -266,7 +249,7 @@ static rk_always_inline int ridr_next_free(const struct ridr *map,
 			*out = start;
 			return 0;
 		}
-		if (ridr_bucket_gap(b, start, ridr_low_mask(ks), out,
+		if (ridr_bucket_gap(map, b, start, ridr_low_mask(ks), out,
 				    &h->tomb)) {
 			h->b = b;
 			h->clean = true;
@@ -326,7 +309,7 @@ static rk_always_inline int ridr_next_free(const struct ridr *map,
 				break;
 			}
 			b = ridr_to_bucket(s);
-			if (ridr_bucket_gap(b, slo, slo | ridr_slot_span(level),
+			if (ridr_bucket_gap(map, b, slo, slo | ridr_slot_span(level),
 					    out, &h->tomb)) {
 				h->b = b;
 				h->clean = b->u.w.refs == 1 &&
@@ -617,7 +600,7 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 		 */
 		m = b->u.w.refs == 1 && !planned_burst ?
 			    b->u.w.live :
-			    ridr_bucket_count(b, pl.lo, pl.hi);
+			    ridr_bucket_count(map, b, pl.lo, pl.hi);
 		/* Ids in one block of 64 fill a full leaf early: direct
 		 * indexing once a quarter of it would be used.
 		 */
@@ -639,7 +622,7 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 				return;
 			}
 			nb = ridr_stock_bucket(map, st, ks);
-			ridr_bucket_copy(nb, b, pl.lo, pl.hi, true, id, entry);
+			ridr_bucket_copy(map, nb, b, pl.lo, pl.hi, true, id, entry);
 			nb->u.w.live = m + 1;
 			ridr_place_set(map, &pl, ridr_bucket_word(nb));
 			ridr_bucket_unref(map, b, m);
@@ -735,7 +718,7 @@ static void ridr_bucket_insert(struct ridr *map, struct ridr_place pl,
 		pl.level = q;
 		pl.lo = ridr_slot_base(id, q, d);
 		pl.hi = pl.lo | ridr_slot_span(q);
-		if (!ridr_bucket_count(b, pl.lo, pl.hi)) {
+		if (!ridr_bucket_count(map, b, pl.lo, pl.hi)) {
 			ridr_new_bucket(map, st, need, f, q, id, entry);
 			return;
 		}
@@ -795,7 +778,7 @@ static void ridr_insert_id(struct ridr *map, unsigned long id, void *ptr,
 				return;
 			}
 			nb = ridr_stock_bucket(map, st, ks);
-			ridr_bucket_copy(nb, b, pl.lo, pl.hi, true, id, entry);
+			ridr_bucket_copy(map, nb, b, pl.lo, pl.hi, true, id, entry);
 			nb->u.w.live = b->u.w.live + 1;
 			rk_rcu_assign_pointer(map->root, ridr_bucket_word(nb));
 			ridr_retire_bucket(map, b);
@@ -909,7 +892,7 @@ static rk_always_inline void ridr_key_put(void *k, unsigned int kb,
  * ridr_cyclic_compact()'s copy, for keys @kb bytes wide: the records of
  * @b (@n of them, every key below @id) whose entry is not a tombstone,
  * then (@id, @entry), into the new bucket @nb; its count is set, not
- * published.  What ridr_bucket_copy() does for a whole root bucket and
+ * published.  What ridr_bucket_copy(map, ) does for a whole root bucket and
  * an id past its keys, without a branch per record (a full cyclic bucket
  * is mostly tombstones): each record is written at the next free index
  * @m, which moves on only past a live one.  So nothing is written beyond
@@ -1815,7 +1798,7 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 
 			if (!s)
 				continue;
-			c = ridr_bucket_count(ridr_to_bucket(s), lo,
+			c = ridr_bucket_count(map, ridr_to_bucket(s), lo,
 					      lo | ridr_slot_span(level));
 			if (c)
 				max = ridr_bucket_max(map, ridr_to_bucket(s), lo,
@@ -1838,7 +1821,7 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 
 		if (level) {
 			if (s)
-				ridr_bucket_copy(nb, ridr_to_bucket(s), lo,
+				ridr_bucket_copy(map, nb, ridr_to_bucket(s), lo,
 						 lo | ridr_slot_span(level), false,
 						 0, NULL);
 		} else if (!(node->free & (1ULL << e))) {
@@ -1885,7 +1868,7 @@ static void ridr_bucket_shrink(struct ridr *map, struct ridr_node *parent,
 	nb = ridr_bucket_new(map, b->kshift, ridr_bucket_cap_for(live));
 	if (!nb)
 		return;
-	ridr_bucket_copy(nb, b, lo, lo | ridr_slot_span(level), false, 0, NULL);
+	ridr_bucket_copy(map, nb, b, lo, lo | ridr_slot_span(level), false, 0, NULL);
 	nb->u.w.live = live;
 	rk_rcu_assign_pointer(parent->slots[d], ridr_bucket_word(nb));
 	ridr_retire_bucket(map, b);
@@ -2011,7 +1994,7 @@ static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
 				unsigned long lo = ridr_slot_base(id, sp->level,
 								  d);
 
-				if (!ridr_bucket_count(b, lo, lo |
+				if (!ridr_bucket_count(map, b, lo, lo |
 						       ridr_slot_span(sp->level)))
 					ridr_unlink_slot(map, parent, sp->level,
 							 d);
