@@ -2,7 +2,8 @@
 # Boot the unpatched and the patched kernel of one version in the same run
 # and compare their tests subtest by subtest (docs/kernel.md):
 #
-#   kernel-backport/compare_boot.sh [--version 6.12]
+#   kernel-backport/compare_boot.sh [--version 6.12] [--no-prepare]
+#   kernel-backport/compare_boot.sh --self-check
 #
 # Why: a tree's own selftests may fail on the unpatched kernel (6.12.118's
 # timers/posix_timers comes from a later kernel and fails check_sig_ign
@@ -11,15 +12,21 @@
 # SMP, SYSVIPC, POSIX_TIMERS, CHECKPOINT_RESTORE; no lockdep), built from
 # the pristine and the patched tree; both boot the same initramfs (the
 # pristine tree's ipc/msgque and timers/posix_timers selftests, rk_smoke)
-# under qemu with 2 vCPUs.  Every result line (kselftest "ok N name" /
-# "not ok N name", "rk_smoke: <check> ok|FAILED", each program's exit
-# status) is compared: PASS if the patched kernel fails no check the
-# unpatched one passes, and both boots ended by themselves with 2 CPUs
-# and no splat.  KUnit suites that ran at boot are result lines too (the
-# patched kernel's "ridr"; the unpatched kernel has none, so it shows
-# "missing" there).  The table goes to out/kernel/compare-V.txt.
-# verify.sh runs it for the versions of its --compare (default 6.12).
-# Uses lib.sh's rk_initramfs, rk_boot and RK_SPLATS, as verify.sh does.
+# under qemu with 2 vCPUs.  Every result line (lib.sh's rk_results:
+# kselftest subtests, rk_smoke checks, each program's exit status, KUnit
+# suites and cases) is compared: PASS if the patched kernel fails no check
+# the unpatched one passes, and both boots ended by themselves with 2 CPUs
+# and no splat.  The patched kernel's KUnit suite "ridr" and its cases
+# show "missing" on the unpatched side.  The table goes to
+# out/kernel/compare-V.txt.
+#
+# verify.sh runs it for the versions of its --compare (default 6.12) with
+# --no-prepare: verify.sh has just extracted the tree, generated the
+# series and applied it, so this script only checks they are there.
+# --self-check runs rk_results and rk_compare_table on made-up console
+# logs (no kernel, seconds; scripts/test.sh runs it).
+# Uses lib.sh's rk_initramfs, rk_boot, rk_results, rk_compare_table and
+# RK_SPLATS, as verify.sh does.
 set -uo pipefail
 export LC_ALL=C
 RK=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,25 +34,123 @@ OUT=$RK/out/kernel
 RK_PROG=compare_boot
 source "$RK/kernel-backport/lib.sh"
 V=6.12
+PREPARE=1
+SELF_CHECK=0
 while (($#)); do
 	case $1 in
 	--version) V=$2; shift 2 ;;
-	*) echo "usage: $0 [--version 6.12]" >&2; exit 2 ;;
+	--no-prepare) PREPARE=0; shift ;;
+	--self-check) SELF_CHECK=1; shift ;;
+	*) echo "usage: $0 [--version 6.12] [--no-prepare] | --self-check" >&2
+	   exit 2 ;;
 	esac
 done
-LOGS=$OUT/logs
-mkdir -p "$LOGS"
-rk_cache_init
 say() { echo "compare_boot: $*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
 
-"$RK/scripts/setup.sh" --kernel >&2 || die "scripts/setup.sh --kernel"
-timed "$V extract" pristine "$V" || die "extract $V"
-generate_series "$V" "$LOGS/$V-compare-generate.log" || die "generate $V"
-patched_tree "$V" >>"$LOGS/$V-compare-apply.log" 2>&1 || die "apply $V"
+# --self-check: two console logs as the guest writes them (kselftest,
+# rk_smoke, vm/init's markers, KUnit's KTAP with printk timestamps and
+# \r\n line ends removed), the second with three planted regressions: a
+# kselftest subtest that fails, an rk_smoke check that is missing, a KUnit
+# case that is skipped (its suite still says ok, as KUnit does).  The
+# table must mark exactly those three, and nothing between a log and
+# itself; rk_kunit_passed must accept the first log's suite and refuse
+# the second's, and a suite that is absent.
+self_check() {
+	local d bad=0 n
+	d=$(mktemp -d)
+	cat >"$d/a.log" <<'LOG'
+[    0.812345] KTAP version 1
+[    0.812400] 1..1
+[    0.812500]     KTAP version 1
+[    0.812600]     # Subtest: ridr
+[    0.812700]     1..3
+[    0.900000]     ok 1 ridr_alloc_find_remove
+[    0.950000]     ok 2 ridr_sparse_ids
+[    1.000000]         KTAP version 1
+[    1.000100]         # Subtest: ridr_rcu_readers
+[    1.050000]         ok 1 one writer
+[    1.090000]         ok 2 two writers
+[    1.100000]     ok 3 ridr_rcu_readers
+[    1.100100] # ridr: pass:3 fail:0 skip:0 total:3
+[    1.100200] # Totals: pass:3 fail:0 skip:0 total:3
+[    1.100300] ok 1 ridr
+RK-CPUS 2
+RK-BEGIN posix_timers
+TAP version 13
+1..3
+ok 1 check_itimer virtual
+not ok 2 check_delete
+ok 3 check_timer_create exact
+RK-RESULT posix_timers 1
+RK-BEGIN rk_smoke
+rk_smoke: timer_1000_per_process ok
+rk_smoke: sem_msg_shm_churn ok
+rk_smoke: 2 passed, 0 FAILED
+RK-RESULT rk_smoke 0
+RK-DONE
+LOG
+	sed -e 's/^ok 3 check_timer_create exact$/not ok 3 check_timer_create exact/' \
+	    -e '/^rk_smoke: sem_msg_shm_churn ok$/d' \
+	    -e 's/^rk_smoke: timer_1000_per_process ok$/&\nrk_smoke: only_patched ok/' \
+	    -e 's/^\(\[ *[0-9.]*\]     ok 2 ridr_sparse_ids\)$/\1 # SKIP no memory/' \
+	    "$d/a.log" >"$d/b.log"
+	rk_results "$d/a.log" >"$d/a.tsv"
+	rk_results "$d/b.log" >"$d/b.tsv"
+	rk_compare_table "$d/a.tsv" "$d/b.tsv" >"$d/ab.txt"
+	rk_compare_table "$d/a.tsv" "$d/a.tsv" >"$d/aa.txt"
+	n=$(grep -c ' <- REGRESSION$' "$d/ab.txt")
+	[[ $n -eq 3 ]] || { say "self-check: $n regressions marked, 3 planted"; bad=1; }
+	for r in 'posix_timers: check_timer_create exact' \
+		 'rk_smoke: sem_msg_shm_churn' 'kunit: ridr.ridr_sparse_ids'; do
+		grep -q "^$r  *[^ ]* *[^ ]* *<- REGRESSION$" "$d/ab.txt" ||
+			{ say "self-check: '$r' not marked"; bad=1; }
+	done
+	grep -qxF $'kunit: ridr.ridr_sparse_ids\tSKIP' "$d/b.tsv" ||
+		{ say "self-check: the skipped case not read as SKIP"; bad=1; }
+	grep -q '^rk_smoke: only_patched  *missing  *ok *$' "$d/ab.txt" ||
+		{ say "self-check: a result of the patched side only not listed"; bad=1; }
+	# Results that are not regressions: read, but not marked.
+	for r in $'posix_timers: check_delete\tFAIL' $'exit posix_timers\tFAIL 1' \
+		 $'kunit: ridr\tok' $'kunit: ridr.ridr_rcu_readers\tok' \
+		 $'rk_smoke: timer_1000_per_process\tok' $'exit rk_smoke\tok'; do
+		grep -qxF "$r" "$d/a.tsv" || { say "self-check: '$r' not read"; bad=1; }
+	done
+	n=$(wc -l <"$d/a.tsv")
+	[[ $n -eq 11 ]] || { say "self-check: $n results read, 11 written"; bad=1; }
+	grep -q 'REGRESSION' "$d/aa.txt" && { say "self-check: a log against itself shows a regression"; bad=1; }
+	rk_kunit_passed "$d/a.tsv" ridr || { say "self-check: a passing suite refused"; bad=1; }
+	rk_kunit_passed "$d/b.tsv" ridr && { say "self-check: a suite with a skipped case accepted"; bad=1; }
+	sed 's/^\(\[ *[0-9.]*\]\) ok 1 ridr$/\1 not ok 1 ridr/' "$d/a.log" |
+		rk_results /dev/stdin >"$d/c.tsv"
+	rk_kunit_passed "$d/c.tsv" ridr && { say "self-check: a suite that is not ok accepted"; bad=1; }
+	rk_kunit_passed "$d/a.tsv" xarray && { say "self-check: an absent suite accepted"; bad=1; }
+	[[ $bad -eq 0 ]] || { cat "$d/ab.txt" >&2; rm -rf "$d"; return 1; }
+	rm -rf "$d"
+	say "self-check: 11 results read, 3 planted regressions marked, none between equal logs"
+}
+if [[ $SELF_CHECK -eq 1 ]]; then
+	self_check
+	exit
+fi
+
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+rk_cache_init
 
 SRC=$CACHE/src/linux-source-$V
 PAT=$CACHE/trees/$V-patched$TAG
+if [[ $PREPARE -eq 1 ]]; then
+	"$RK/scripts/setup.sh" --kernel >&2 || die "scripts/setup.sh --kernel"
+	timed "$V extract" pristine "$V" || die "extract $V"
+	generate_series "$V" "$LOGS/$V-compare-generate.log" || die "generate $V"
+	patched_tree "$V" >>"$LOGS/$V-compare-apply.log" 2>&1 || die "apply $V"
+else
+	# The caller (verify.sh) prepared both trees for this series.
+	[[ -e $SRC/.rk-extracted ]] || die "no extracted $SRC (--no-prepare)"
+	[[ -e $PAT/.rk-series && $(cat "$PAT/.rk-series") == "$(series_stamp "$V")" ]] ||
+		die "no patched tree of the current series at $PAT (--no-prepare)"
+fi
 declare -A BUILD=([unpatched]=$CACHE/build/$V-pristine-tiny-fast$TAG
 		  [patched]=$CACHE/build/$V-patched-tiny-fast$TAG)
 declare -A TREE=([unpatched]=$SRC [patched]=$PAT)
@@ -58,22 +163,6 @@ done
 INITRD=$OUT/compare-$V-initramfs.cpio
 rk_initramfs "$SRC" "$INITRD" >"$LOGS/$V-compare-initramfs.log" 2>&1 ||
 	die "initramfs (see $LOGS/$V-compare-initramfs.log)"
-
-# name<TAB>ok|FAIL for every result line of a console log.
-results() {
-	awk '
-	/^RK-BEGIN / { prog = $2 }
-	/^RK-RESULT / { print "exit " $2 "\t" ($3 == 0 ? "ok" : "FAIL " $3) }
-	/^(not )?ok [0-9]+ / {
-		ok = ($1 == "ok"); sub(/^(not )?ok [0-9]+ /, "")
-		print prog ": " $0 "\t" (ok ? "ok" : "FAIL") }
-	/^\[ *[0-9.]+\] (not )?ok [0-9]+ [^ ]+$/ {
-		ok = ($0 !~ /\] not ok /); name = $NF
-		print "kunit: " name "\t" (ok ? "ok" : "FAIL") }
-	/^rk_smoke: [^ ]+ (ok|FAILED)/ {
-		print "rk_smoke: " $2 "\t" ($3 == "ok" ? "ok" : "FAIL") }
-	' "$1" | sort
-}
 
 bad=0
 for k in unpatched patched; do
@@ -90,18 +179,15 @@ for k in unpatched patched; do
 	if grep -nE "$RK_SPLATS" "$log" >"$LOGS/$V-compare-$k-splats.txt"; then
 		say "$k: splat in the console"; bad=1
 	fi
-	results "$log" >"$OUT/compare-$V-$k.tsv"
+	rk_results "$log" >"$OUT/compare-$V-$k.tsv"
 done
 
 REPORT=$OUT/compare-$V.txt
 {
 	echo "Linux $V, unpatched vs patched, fast tiny config, $(date -u +%F)"
 	echo "series: $(cat "$OUT/$V/series" | tr '\n' ' ')"
-	printf '%-60s %-10s %-10s\n' "check" "unpatched" "patched"
-	join -t $'\t' -a1 -a2 -e missing -o 0,1.2,2.2 \
-		"$OUT/compare-$V-unpatched.tsv" "$OUT/compare-$V-patched.tsv" |
-		awk -F'\t' '{ printf "%-60s %-10s %-10s%s\n", $1, $2, $3,
-			($2 == "ok" && $3 != "ok") ? "  <- REGRESSION" : "" }'
+	rk_compare_table "$OUT/compare-$V-unpatched.tsv" \
+		"$OUT/compare-$V-patched.tsv"
 } >"$REPORT"
 cat "$REPORT" >&2
 worse=$(grep -c ' <- REGRESSION' "$REPORT")

@@ -176,3 +176,72 @@ rk_boot() {
 
 # What a test console must not contain.
 RK_SPLATS='WARNING:|BUG:|INFO: (possible|inconsistent|suspicious)|suspicious RCU usage|possible circular locking|possible recursive locking|inconsistent lock state|sleeping function called from invalid context|ODEBUG|Kernel panic|Oops|Call Trace|general protection'
+
+# rk_results CONSOLE-LOG: one "name<TAB>status" line per test result in a
+# boot's console log (\r removed), sorted; status is ok, FAIL[ detail] or
+# SKIP.  The one reader of result lines: verify.sh's KUnit check and
+# compare_boot.sh's table both use it, and compare_boot.sh --self-check
+# tests it on made-up logs.
+#   - each test program's exit status (vm/init: "RK-RESULT prog status")
+#     as "exit prog";
+#   - kselftest lines "ok N name" / "not ok N name" (userspace: no printk
+#     timestamp), after "RK-BEGIN prog", as "prog: name";
+#   - rk_smoke's "rk_smoke: <check> ok|FAILED" as "rk_smoke: <check>";
+#   - KUnit's KTAP, printed by the kernel (a "[ seconds]" timestamp,
+#     CONFIG_PRINTK_TIME in both vm configs): a suite's result line
+#     "ok N suite" (no indent) as "kunit: suite", each case's line
+#     "    ok N case" (KUNIT_SUBTEST_INDENT: 4 spaces, after the suite's
+#     "    # Subtest: suite" header) as "kunit: suite.case"; "# SKIP"
+#     after the name is SKIP.  Parameterised cases' own sub-subtests
+#     (8 spaces) are not listed: their case line carries their result.
+rk_results() {
+	awk '
+	function status(ok, line) {
+		if (line ~ / # SKIP/) return "SKIP"
+		return ok ? "ok" : "FAIL"
+	}
+	function name(line) {
+		sub(/ # SKIP.*$/, "", line)
+		sub(/^(not )?ok [0-9]+ /, "", line)
+		return line
+	}
+	/^RK-BEGIN / { prog = $2 }
+	/^RK-RESULT / { print "exit " $2 "\t" ($3 == 0 ? "ok" : "FAIL " $3) }
+	/^(not )?ok [0-9]+ / {
+		print prog ": " name($0) "\t" status($1 == "ok", $0) }
+	/^rk_smoke: [^ ]+ (ok|FAILED)/ {
+		print "rk_smoke: " $2 "\t" ($3 == "ok" ? "ok" : "FAIL") }
+	/^\[ *[0-9.]+\] / {
+		line = $0; sub(/^\[ *[0-9.]+\] /, "", line)
+		if (line ~ /^    # Subtest: /) {
+			suite = line; sub(/^    # Subtest: /, "", suite)
+		} else if (line ~ /^(not )?ok [0-9]+ [^ ]/) {
+			print "kunit: " name(line) "\t" status(line ~ /^ok/, line)
+		} else if (line ~ /^    (not )?ok [0-9]+ [^ ]/ && suite != "") {
+			sub(/^    /, "", line)
+			print "kunit: " suite "." name(line) "\t" \
+				status(line ~ /^ok/, line)
+		}
+	}
+	' "$1" | LC_ALL=C sort
+}
+
+# rk_kunit_passed RESULTS-TSV SUITE: the suite's line says ok, it has at
+# least one case, and every case passed (none failed, none skipped).
+rk_kunit_passed() {
+	awk -F'\t' -v s="kunit: $2" '
+	$1 == s { suite = $2 }
+	index($1, s ".") == 1 { n++; if ($2 != "ok") bad++ }
+	END { exit !(suite == "ok" && n > 0 && bad == 0) }
+	' "$1"
+}
+
+# rk_compare_table BEFORE.tsv AFTER.tsv: both rk_results lists side by
+# side, every name of either ("missing" where a side has none), a result
+# ok before and anything else after marked "  <- REGRESSION".
+rk_compare_table() {
+	printf '%-60s %-10s %-10s\n' "check" "unpatched" "patched"
+	join -t $'\t' -a1 -a2 -e missing -o 0,1.2,2.2 "$1" "$2" |
+		awk -F'\t' '{ printf "%-60s %-10s %-10s%s\n", $1, $2, $3,
+			($2 == "ok" && $3 != "ok") ? "  <- REGRESSION" : "" }'
+}

@@ -86,6 +86,12 @@ if [[ $RK_KERNEL != 0 ]]; then
 	if ! kernel-backport/bench.sh --self-check; then
 		extra_failed=$((extra_failed + 1))
 	fi
+	# compare_boot.sh's reading of console logs and its regression
+	# table (lib.sh's rk_results, rk_compare_table, rk_kunit_passed:
+	# the KUnit check of verify.sh too) on made-up logs.
+	if ! kernel-backport/compare_boot.sh --self-check; then
+		extra_failed=$((extra_failed + 1))
+	fi
 fi
 
 # Further suites append "passed failed" pairs here.
