@@ -33,13 +33,17 @@
 #      that is not booted, without vm/kasan.config);
 #   3. (versions in --boot) also build "fast" (vm/tiny.config alone, so
 #      spinlock_t is 4 bytes and lockref's cmpxchg path is compiled in:
-#      checked in lib/lockref.o), and boot both under qemu with 2 vCPUs and a
+#      checked in lib/lockref.o) and "kcsan" (vm/tiny.config +
+#      vm/kcsan.config: the data-race detector, which cannot be combined
+#      with KASAN), and boot all three under qemu with 2 vCPUs and a
 #      busybox initramfs holding the tree's own selftests (ipc/msgque,
 #      timers/posix_timers, built static) and vm/rk_smoke.c; the KUnit
 #      suite "ridr" (lib/ridr_kunit.c, built in) runs at boot.  Pass:
 #      all of them pass (every KUnit case, none skipped), the guest saw
 #      2 CPUs, the VM ended by itself inside the hard timeout, and the
-#      console has no lockdep/RCU/BUG/WARNING/KASAN splat; in the debug
+#      console has no lockdep/RCU/BUG/WARNING/KASAN/KCSAN splat (a KCSAN
+#      data-race report is a "BUG: KCSAN:" line); in the kcsan boot
+#      KCSAN was on and its boot selftest passed; in the debug
 #      boot rk_smoke's memory checks ran (KASAN on, ridr_node_cache back
 #      to its count after exit and namespace teardown, each slab
 #      allocation of timer_create() and sem/msg/shmget() failed in turn
@@ -47,7 +51,8 @@
 #   4. (versions in --compare) kernel-backport/compare_boot.sh: the
 #      unpatched and the patched tree built with the "fast" config and
 #      booted in the same run, every result line compared (kselftest
-#      subtests, rk_smoke checks, KUnit suites, exit statuses): the patched
+#      subtests, rk_smoke checks, KUnit suites and cases, exit statuses,
+#      read by lib.sh's rk_results as the KUnit check is): the patched
 #      kernel fails nothing the unpatched one passes.  For a tree whose own
 #      selftests fail unpatched (6.12.118's posix_timers comes from a later
 #      kernel), where "exit 0" cannot be the criterion.
@@ -405,6 +410,7 @@ step_tiny() {	# version config
 		frags+=("$HERE/vm/lockdep.config")
 		[[ " $BOOT " == *" $v "* ]] && frags+=("$HERE/vm/kasan.config")
 	fi
+	[[ $c == kcsan ]] && frags+=("$HERE/vm/kcsan.config")
 	timed "$v tiny $c bzImage" tiny_build "$CACHE/trees/$v-patched$TAG" \
 		"$b" "$LOGS/$v-tiny-$c-build.log" "${frags[@]}" &&
 		[[ -s $b/arch/x86/boot/bzImage ]]
@@ -433,6 +439,7 @@ step_boot_run() {	# version config
 	# idle host, the fast one ~16 s: room for a busy host.
 	limit=300
 	[[ $2 == debug ]] && limit=900
+	[[ $2 == kcsan ]] && limit=600
 	timed "$v $2 boot and tests under qemu" rk_boot "$b/arch/x86/boot/bzImage" \
 		"$b/rk-initramfs.cpio" "$BOOT_LOG" "$limit"
 	rc=$?
@@ -447,16 +454,34 @@ console_has() { [[ -n $BOOT_LOG ]] && grep -qE "$1" "$BOOT_LOG"; }
 # version booted in the same run, every test result compared (a tree's
 # own selftests may fail unpatched: 6.12's posix_timers does).
 step_compare() {
-	"$HERE/compare_boot.sh" --version "$1"
+	# A table left by an earlier run must not be reported as this one's
+	# when compare_boot.sh dies before writing its own.
+	rm -f "$OUT/compare-$1.txt"
+	"$HERE/compare_boot.sh" --version "$1" --no-prepare
 	local rc=$?
 	[[ -s $OUT/compare-$1.txt ]] &&
 		sed "s/^/compare $1: /" "$OUT/compare-$1.txt" >>"$SUMMARY"
 	return $rc
 }
 
+# KUnit's suite "ridr" ran at boot: its KTAP line says ok and every case
+# passed, none skipped (lib.sh's rk_results reads the console, as
+# compare_boot.sh does).
 step_kunit_ridr() {
-	console_has '(^|\] )ok [0-9]+ ridr$' &&
-		console_has '# ridr: pass:([0-9]+) fail:0 skip:0 total:\1$'
+	[[ -s $BOOT_LOG ]] || return 1
+	rk_results "$BOOT_LOG" >"$BOOT_LOG.results.tsv"
+	rk_kunit_passed "$BOOT_LOG.results.tsv" ridr
+}
+
+# KCSAN watched this boot: on from early boot, its own selftest passed
+# (KCSAN_SELFTEST), and it reported nothing: a data race is a
+# "BUG: KCSAN: data-race in A / B" report, which RK_SPLATS ("BUG:")
+# makes the no-splat check fail on; this check says why a boot with no
+# report counts.
+step_kcsan_on() {
+	console_has 'kcsan: enabled early' &&
+		console_has 'kcsan: selftest: ([0-9]+)/\1 tests passed' &&
+		! console_has 'BUG: KCSAN:'
 }
 
 step_no_splat() {
@@ -524,13 +549,12 @@ for v in $VERSIONS; do
 	if check "$v/tiny-fast-build" step_tiny "$v" fast; then
 		check "$v/fast-lockref-cmpxchg-built" step_lockref_cmpxchg_built "$v"
 	fi
-	for c in debug fast; do
+	check "$v/tiny-kcsan-build" step_tiny "$v" kcsan
+	for c in debug fast kcsan; do
 		[[ -s $(tiny_dir "$v" "$c")/arch/x86/boot/bzImage ]] || continue
 		BOOT_LOG=
 		check "$v/$c/boot-ends-by-itself" step_boot_run "$v" "$c"
 		check "$v/$c/guest-sees-2-cpus" console_has '^RK-CPUS 2$'
-		# KUnit's KTAP: the suite's line, and every case passed
-		# (none failed, none skipped).
 		check "$v/$c/kunit-ridr" step_kunit_ridr
 		check "$v/$c/selftest-ipc-msgque" \
 			console_has '^RK-RESULT msgque 0$'
@@ -541,6 +565,8 @@ for v in $VERSIONS; do
 		[[ $c == debug ]] &&
 			check "$v/debug/kasan-kmemleak-fail-nth-checks-ran" \
 				step_debug_checks_ran
+		[[ $c == kcsan ]] &&
+			check "$v/kcsan/kcsan-on-selftest-passed" step_kcsan_on
 		grep -E 'rk_smoke: .*(passed|FAILED)|# ridr: |Totals' \
 			"$BOOT_LOG" | sed "s/^/$v $c: /" >>"$SUMMARY"
 	done
