@@ -2,13 +2,15 @@
 /*
  * KUnit tests of the ridr id map (lib/ridr.c), in kernel context:
  * kzalloc, call_rcu, spinlock_t, and lockdep and PROVE_RCU when enabled.
- * The API contract case by case, then RCU readers on every other CPU
- * against a writer that allocates, replaces and removes ids.
+ * The API contract case by case, a randomized differential test against a
+ * bitmap model, then RCU readers on every other CPU against a writer that
+ * allocates, replaces and removes ids.
  *
  * Built in, the suite runs at boot; as a module, on load (or through
  * tools/testing/kunit/kunit.py run 'ridr').
  */
 #include <kunit/test.h>
+#include <linux/bitmap.h>
 #include <linux/completion.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
@@ -221,6 +223,214 @@ static void ridr_test_preload_under_spinlock(struct kunit *test)
 }
 
 /*
+ * Randomized differential test against a model, fixed seed: in windows
+ * of MODEL_SPAN ids placed where the tree's shape changes (id 0, a leaf
+ * and a level boundary, INT_MAX, the 32-bit boundary, ULONG_MAX, and
+ * random 31- and 64-bit places), random allocations in random
+ * sub-ranges (entries and reservations), inserts at chosen ids,
+ * removals, replacements and lookups, each checked against a bitmap;
+ * every MODEL_WALK operations a walk (ridr_for_each) and ridr_count();
+ * at the end of a window everything is removed, and the emptied map must
+ * be within its idle bound.  The userspace suites run the same kind of
+ * test at far larger scale (tests/ridr_random_test.c); this one runs the
+ * kernel build of the core under the boot's lockdep, KASAN or KCSAN.
+ */
+#define MODEL_SPAN 512
+#define MODEL_OPS 2500
+#define MODEL_WALK 250
+
+struct ridr_model {
+	unsigned long base;
+	DECLARE_BITMAP(used, MODEL_SPAN);	/* allocated ids */
+	DECLARE_BITMAP(reserved, MODEL_SPAN);	/* ... without an entry */
+	u8 version[MODEL_SPAN];			/* which entry_v() it holds */
+	unsigned long walk[MODEL_SPAN + 1];
+};
+
+static u64 model_rand(u64 *state)	/* xorshift64 */
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+/* The entry of @id in version @v: never NULL (bit 1), never aligned. */
+static void *entry_v(unsigned long id, u8 v)
+{
+	return (void *)(((id << 2) | 2) ^ ((unsigned long)v << 3));
+}
+
+/* What the model says ridr_find(@id) returns. */
+static void *model_entry(const struct ridr_model *m, unsigned long id)
+{
+	unsigned long i = id - m->base;
+
+	if (!test_bit(i, m->used) || test_bit(i, m->reserved))
+		return NULL;
+	return entry_v(id, m->version[i]);
+}
+
+/* One random operation, checked; false (after KUNIT_FAIL) on a mismatch. */
+static bool model_step(struct kunit *test, struct ridr *map,
+		       struct ridr_model *m, u64 *rs, unsigned int op)
+{
+	unsigned long a = model_rand(rs) % MODEL_SPAN;
+	unsigned long b = model_rand(rs) % MODEL_SPAN;
+	unsigned long id = m->base + a, got = ~0UL, lo, hi, want;
+	void *old = (void *)1, *e;
+	int ret, exp;
+
+	switch (model_rand(rs) % 8) {
+	case 0:
+	case 1:	/* allocate in [lo, hi]: the lowest free id, or -ENOSPC */
+		lo = min(a, b);
+		hi = max(a, b);
+		want = find_next_zero_bit(m->used, hi + 1, lo);
+		e = (model_rand(rs) % 8) ? entry_v(m->base + want, 0) : NULL;
+		ret = ridr_alloc(map, e, m->base + lo, m->base + hi, &got);
+		exp = want <= hi ? 0 : -ENOSPC;
+		if (ret != exp || (!ret && got != m->base + want)) {
+			KUNIT_FAIL(test, "op %u: alloc [%lx, %lx]: %d id %lx, model %d id %lx",
+				   op, m->base + lo, m->base + hi, ret, got,
+				   exp, m->base + want);
+			return false;
+		}
+		if (!ret) {
+			__set_bit(want, m->used);
+			if (e)
+				__clear_bit(want, m->reserved);
+			else
+				__set_bit(want, m->reserved);
+			m->version[want] = 0;
+		}
+		return true;
+	case 2:	/* insert at @id: -EBUSY if taken */
+		ret = ridr_insert(map, id, entry_v(id, 1));
+		exp = test_bit(a, m->used) ? -EBUSY : 0;
+		if (ret != exp) {
+			KUNIT_FAIL(test, "op %u: insert %lx: %d, model %d",
+				   op, id, ret, exp);
+			return false;
+		}
+		if (!ret) {
+			__set_bit(a, m->used);
+			__clear_bit(a, m->reserved);
+			m->version[a] = 1;
+		}
+		return true;
+	case 3:
+	case 4:	/* remove: the old entry (NULL for a reservation) */
+		ret = ridr_remove(map, id, &old);
+		exp = test_bit(a, m->used) ? 0 : -ENOENT;
+		if (ret != exp || (!ret && old != model_entry(m, id))) {
+			KUNIT_FAIL(test, "op %u: remove %lx: %d, model %d",
+				   op, id, ret, exp);
+			return false;
+		}
+		__clear_bit(a, m->used);
+		__clear_bit(a, m->reserved);
+		return true;
+	case 5:	/* replace: a reservation becomes an entry */
+		e = entry_v(id, m->version[a] + 1);
+		ret = ridr_replace(map, e, id, &old);
+		exp = test_bit(a, m->used) ? 0 : -ENOENT;
+		if (ret != exp || (!ret && old != model_entry(m, id))) {
+			KUNIT_FAIL(test, "op %u: replace %lx: %d, model %d",
+				   op, id, ret, exp);
+			return false;
+		}
+		if (!ret) {
+			__clear_bit(a, m->reserved);
+			m->version[a]++;
+		}
+		return true;
+	default: /* lookup */
+		e = find_id(map, id);
+		if (e != model_entry(m, id)) {
+			KUNIT_FAIL(test, "op %u: find %lx: %px, model %px",
+				   op, id, e, model_entry(m, id));
+			return false;
+		}
+		return true;
+	}
+}
+
+/* A walk sees exactly the model's entries, in order; the count agrees. */
+static bool model_walk(struct kunit *test, struct ridr *map,
+		       struct ridr_model *m)
+{
+	unsigned long id, i, n = 0, k = 0;
+	void *entry;
+
+	/* Walk under RCU, check outside: a failed expectation may sleep. */
+	rcu_read_lock();
+	ridr_for_each(map, entry, id) {
+		if (n <= MODEL_SPAN)
+			m->walk[n] = entry == model_entry(m, id) ? id : ~0UL;
+		n++;
+	}
+	rcu_read_unlock();
+	for (i = 0; i < MODEL_SPAN; i++) {
+		if (!test_bit(i, m->used) || test_bit(i, m->reserved))
+			continue;
+		if (k >= n || m->walk[k] != m->base + i) {
+			KUNIT_FAIL(test, "walk: entry %lu is not id %lx",
+				   k, m->base + i);
+			return false;
+		}
+		k++;
+	}
+	if (k != n || ridr_count(map) != bitmap_weight(m->used, MODEL_SPAN)) {
+		KUNIT_FAIL(test, "walk: %lu entries, model %lu; count %lu, model %u",
+			   n, k, ridr_count(map),
+			   bitmap_weight(m->used, MODEL_SPAN));
+		return false;
+	}
+	return true;
+}
+
+static void ridr_test_random_against_a_model(struct kunit *test)
+{
+	const unsigned long last = ULONG_MAX - (MODEL_SPAN - 1);
+	unsigned long bases[] = {
+		0, 4096 - MODEL_SPAN / 2, INT_MAX - MODEL_SPAN / 2,
+		min_t(unsigned long, UINT_MAX - MODEL_SPAN / 2, last), last,
+		0, 0,	/* random 31-bit and 64-bit places, below */
+	};
+	struct ridr_model *m;
+	struct ridr map;
+	u64 rs = 0x9e3779b97f4a7c15ULL;
+	unsigned int w, op;
+	unsigned long i;
+
+	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	bases[5] = (unsigned long)model_rand(&rs) % ((1UL << 31) - MODEL_SPAN);
+	bases[6] = min_t(unsigned long, (unsigned long)model_rand(&rs), last);
+	ridr_init(&map);
+	for (w = 0; w < ARRAY_SIZE(bases); w++) {
+		m->base = bases[w];
+		for (op = 0; op < MODEL_OPS; op++) {
+			if (!model_step(test, &map, m, &rs, op))
+				goto out;
+			if (op % MODEL_WALK == MODEL_WALK - 1 &&
+			    !model_walk(test, &map, m))
+				goto out;
+		}
+		for_each_set_bit(i, m->used, MODEL_SPAN)
+			KUNIT_EXPECT_EQ(test,
+					ridr_remove(&map, m->base + i, NULL), 0);
+		bitmap_zero(m->used, MODEL_SPAN);
+		bitmap_zero(m->reserved, MODEL_SPAN);
+		KUNIT_EXPECT_TRUE(test, ridr_is_empty(&map));
+		KUNIT_EXPECT_LE(test, ridr_memory(&map), RIDR_IDLE_BOUND);
+	}
+out:
+	ridr_destroy(&map);
+}
+
+/*
  * RCU readers against a writer.  The writer cycles ids through
  * alloc/replace/remove, growing and shrinking the tree; readers must
  * only ever see NULL or the entry encoding the id they asked for, and
@@ -332,6 +542,7 @@ static struct kunit_case ridr_test_cases[] = {
 	KUNIT_CASE(ridr_test_full_range),
 	KUNIT_CASE(ridr_test_cyclic),
 	KUNIT_CASE(ridr_test_preload_under_spinlock),
+	KUNIT_CASE(ridr_test_random_against_a_model),
 	KUNIT_CASE(ridr_test_rcu_readers_and_a_writer),
 	{}
 };
