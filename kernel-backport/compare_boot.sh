@@ -50,12 +50,14 @@ die() { say "FAILED: $*"; exit 1; }
 
 # --self-check: two console logs as the guest writes them (kselftest,
 # rk_smoke, vm/init's markers, KUnit's KTAP with printk timestamps and
-# \r\n line ends removed), the second with three planted regressions: a
-# kselftest subtest that fails, an rk_smoke check that is missing, a KUnit
-# case that is skipped (its suite still says ok, as KUnit does).  The
-# table must mark exactly those three, and nothing between a log and
-# itself; rk_kunit_passed must accept the first log's suite and refuse
-# the second's, and a suite that is absent.
+# \r\n line ends removed), the second with four planted regressions: a
+# kselftest subtest that fails, an rk_smoke check that is missing, one
+# that fails, a KUnit case that is skipped (its suite still says ok, as
+# KUnit does).  The table must mark exactly those four, and nothing
+# between a log and itself; rk_kunit_passed must accept the first log's
+# suite and refuse the second's, and a suite that is absent.
+# kernel-backport/selfcheck_mutations.sh shows this can fail: each of its
+# planted bugs in lib.sh's reader and table fails it.
 self_check() {
 	local d bad=0 n
 	d=$(mktemp -d)
@@ -86,12 +88,14 @@ RK-RESULT posix_timers 1
 RK-BEGIN rk_smoke
 rk_smoke: timer_1000_per_process ok
 rk_smoke: sem_msg_shm_churn ok
-rk_smoke: 2 passed, 0 FAILED
+rk_smoke: ipc_ns_teardown ok
+rk_smoke: 3 passed, 0 FAILED
 RK-RESULT rk_smoke 0
 RK-DONE
 LOG
 	sed -e 's/^ok 3 check_timer_create exact$/not ok 3 check_timer_create exact/' \
 	    -e '/^rk_smoke: sem_msg_shm_churn ok$/d' \
+	    -e 's/^rk_smoke: ipc_ns_teardown ok$/rk_smoke: ipc_ns_teardown FAILED (3 left)/' \
 	    -e 's/^rk_smoke: timer_1000_per_process ok$/&\nrk_smoke: only_patched ok/' \
 	    -e 's/^\(\[ *[0-9.]*\]     ok 2 ridr_sparse_ids\)$/\1 # SKIP no memory/' \
 	    "$d/a.log" >"$d/b.log"
@@ -100,9 +104,10 @@ LOG
 	rk_compare_table "$d/a.tsv" "$d/b.tsv" >"$d/ab.txt"
 	rk_compare_table "$d/a.tsv" "$d/a.tsv" >"$d/aa.txt"
 	n=$(grep -c ' <- REGRESSION$' "$d/ab.txt")
-	[[ $n -eq 3 ]] || { say "self-check: $n regressions marked, 3 planted"; bad=1; }
+	[[ $n -eq 4 ]] || { say "self-check: $n regressions marked, 4 planted"; bad=1; }
 	for r in 'posix_timers: check_timer_create exact' \
-		 'rk_smoke: sem_msg_shm_churn' 'kunit: ridr.ridr_sparse_ids'; do
+		 'rk_smoke: sem_msg_shm_churn' 'rk_smoke: ipc_ns_teardown' \
+		 'kunit: ridr.ridr_sparse_ids'; do
 		grep -q "^$r  *[^ ]* *[^ ]* *<- REGRESSION$" "$d/ab.txt" ||
 			{ say "self-check: '$r' not marked"; bad=1; }
 	done
@@ -117,7 +122,7 @@ LOG
 		grep -qxF "$r" "$d/a.tsv" || { say "self-check: '$r' not read"; bad=1; }
 	done
 	n=$(wc -l <"$d/a.tsv")
-	[[ $n -eq 11 ]] || { say "self-check: $n results read, 11 written"; bad=1; }
+	[[ $n -eq 12 ]] || { say "self-check: $n results read, 12 written"; bad=1; }
 	grep -q 'REGRESSION' "$d/aa.txt" && { say "self-check: a log against itself shows a regression"; bad=1; }
 	rk_kunit_passed "$d/a.tsv" ridr || { say "self-check: a passing suite refused"; bad=1; }
 	rk_kunit_passed "$d/b.tsv" ridr && { say "self-check: a suite with a skipped case accepted"; bad=1; }
@@ -127,7 +132,7 @@ LOG
 	rk_kunit_passed "$d/a.tsv" xarray && { say "self-check: an absent suite accepted"; bad=1; }
 	[[ $bad -eq 0 ]] || { cat "$d/ab.txt" >&2; rm -rf "$d"; return 1; }
 	rm -rf "$d"
-	say "self-check: 11 results read, 3 planted regressions marked, none between equal logs"
+	say "self-check: 12 results read, 4 planted regressions marked, none between equal logs"
 }
 if [[ $SELF_CHECK -eq 1 ]]; then
 	self_check

@@ -92,6 +92,11 @@ if [[ $RK_KERNEL != 0 ]]; then
 	if ! kernel-backport/compare_boot.sh --self-check; then
 		extra_failed=$((extra_failed + 1))
 	fi
+	# ... and that self-check can fail: planted bugs in lib.sh each
+	# fail it.
+	if ! kernel-backport/selfcheck_mutations.sh; then
+		extra_failed=$((extra_failed + 1))
+	fi
 fi
 
 # Further suites append "passed failed" pairs here.
