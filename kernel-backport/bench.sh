@@ -75,7 +75,8 @@ if ((SELF_CHECK)); then
 	d=$(mktemp -d)
 	bash -n "$0" && bash -n "$HERE/lib.sh" && bash -n "$HERE/vm/bench_init" &&
 		bash -n "$HERE/compare_boot.sh" && bash -n "$HERE/verify.sh" &&
-		bash -n "$HERE/prof.sh" &&
+		bash -n "$HERE/prof.sh" && bash -n "$HERE/kcsan_strict.sh" &&
+		bash -n "$HERE/selfcheck_mutations.sh" &&
 		gcc -static -O2 -pthread -Wall -Wextra -Werror -o "$d/rk_bench" \
 			"$HERE/vm/rk_bench.c" &&
 		gcc -O2 -shared -fPIC -Wall -Wextra -Werror -o "$d/tbprof.so" \
