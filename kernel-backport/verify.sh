@@ -55,7 +55,12 @@
 #      read by lib.sh's rk_results as the KUnit check is): the patched
 #      kernel fails nothing the unpatched one passes.  For a tree whose own
 #      selftests fail unpatched (6.12.118's posix_timers comes from a later
-#      kernel), where "exit 0" cannot be the criterion.
+#      kernel), where "exit 0" cannot be the criterion.  Then (versions in
+#      --compare, not in --boot) the patched "debug" kernel (lockdep,
+#      PROVE_RCU; built in step 2 without KASAN) boots the same tests:
+#      lockdep on, no splat, every KUnit case and rk_smoke check passing,
+#      and no result worse than the unpatched fast kernel's in the
+#      comparison (its own failing subtests are not the series').
 # Each check counts once; the totals go to out/test/extra-kernel.counts as
 # "PASSED FAILED" (scripts/test.sh adds them to its final line).  Logs and
 # the series: out/kernel/.  Trees, build directories and ccache live in
@@ -454,9 +459,11 @@ console_has() { [[ -n $BOOT_LOG ]] && grep -qE "$1" "$BOOT_LOG"; }
 # version booted in the same run, every test result compared (a tree's
 # own selftests may fail unpatched: 6.12's posix_timers does).
 step_compare() {
-	# A table left by an earlier run must not be reported as this one's
-	# when compare_boot.sh dies before writing its own.
-	rm -f "$OUT/compare-$1.txt"
+	# A table (or a side's results) left by an earlier run must not be
+	# reported or compared as this one's when compare_boot.sh dies before
+	# writing its own.
+	rm -f "$OUT/compare-$1.txt" "$OUT/compare-$1-unpatched.tsv" \
+		"$OUT/compare-$1-patched.tsv"
 	"$HERE/compare_boot.sh" --version "$1" --no-prepare
 	local rc=$?
 	[[ -s $OUT/compare-$1.txt ]] &&
@@ -471,6 +478,28 @@ step_kunit_ridr() {
 	[[ -s $BOOT_LOG ]] || return 1
 	rk_results "$BOOT_LOG" >"$BOOT_LOG.results.tsv"
 	rk_kunit_passed "$BOOT_LOG.results.tsv" ridr
+}
+
+# A version booted only by the comparison (6.12) boots its patched debug
+# kernel too; its own selftests may fail unpatched, so the criterion is
+# the comparison's: no result the unpatched fast kernel passes (in this
+# run's compare_boot.sh) fails or is missing here.  The table goes to
+# out/kernel/debug-vs-unpatched-V.txt.
+step_debug_vs_unpatched() {	# version
+	local u=$OUT/compare-$1-unpatched.tsv t=$OUT/debug-vs-unpatched-$1.txt
+	[[ -s $BOOT_LOG && -s $u ]] || return 1
+	rk_results "$BOOT_LOG" >"$BOOT_LOG.results.tsv"
+	rk_compare_table "$u" "$BOOT_LOG.results.tsv" >"$t"
+	if grep -q ' <- REGRESSION$' "$t"; then
+		grep ' <- REGRESSION$' "$t" >&2
+		return 1
+	fi
+}
+
+# The lock validator ran in this boot (PROVE_LOCKING prints its banner
+# from lockdep_init(); without it "no lockdep splat" would prove nothing).
+step_lockdep_on() {
+	console_has 'Lock dependency validator: Copyright'
 }
 
 # KCSAN watched this boot: on from early boot, its own selftest passed
@@ -545,7 +574,21 @@ for v in $VERSIONS; do
 	[[ " $COMPARE " == *" $v "* ]] &&
 		check "$v/fast-boot-unpatched-vs-patched-no-regression" \
 			step_compare "$v"
-	[[ " $BOOT " == *" $v "* ]] || continue
+	if [[ " $BOOT " != *" $v "* ]]; then
+		[[ " $COMPARE " == *" $v "* ]] || continue
+		BOOT_LOG=
+		check "$v/debug/boot-ends-by-itself" step_boot_run "$v" debug
+		check "$v/debug/guest-sees-2-cpus" console_has '^RK-CPUS 2$'
+		check "$v/debug/lockdep-on" step_lockdep_on
+		check "$v/debug/kunit-ridr" step_kunit_ridr
+		check "$v/debug/rk_smoke" console_has '^RK-RESULT rk_smoke 0$'
+		check "$v/debug/no-result-worse-than-unpatched-fast" \
+			step_debug_vs_unpatched "$v"
+		check "$v/debug/no-splat-in-console" step_no_splat "$v" debug
+		grep -E 'rk_smoke: .*(passed|FAILED)|# ridr: |Totals' \
+			"$BOOT_LOG" | sed "s/^/$v debug: /" >>"$SUMMARY"
+		continue
+	fi
 	if check "$v/tiny-fast-build" step_tiny "$v" fast; then
 		check "$v/fast-lockref-cmpxchg-built" step_lockref_cmpxchg_built "$v"
 	fi
@@ -562,6 +605,8 @@ for v in $VERSIONS; do
 			console_has '^RK-RESULT posix_timers 0$'
 		check "$v/$c/rk_smoke" console_has '^RK-RESULT rk_smoke 0$'
 		check "$v/$c/no-splat-in-console" step_no_splat "$v" "$c"
+		[[ $c == debug ]] &&
+			check "$v/debug/lockdep-on" step_lockdep_on
 		[[ $c == debug ]] &&
 			check "$v/debug/kasan-kmemleak-fail-nth-checks-ran" \
 				step_debug_checks_ran
