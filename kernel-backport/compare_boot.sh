@@ -145,17 +145,7 @@ rk_cache_init
 
 SRC=$CACHE/src/linux-source-$V
 PAT=$CACHE/trees/$V-patched$TAG
-if [[ $PREPARE -eq 1 ]]; then
-	"$RK/scripts/setup.sh" --kernel >&2 || die "scripts/setup.sh --kernel"
-	timed "$V extract" pristine "$V" || die "extract $V"
-	generate_series "$V" "$LOGS/$V-compare-generate.log" || die "generate $V"
-	patched_tree "$V" >>"$LOGS/$V-compare-apply.log" 2>&1 || die "apply $V"
-else
-	# The caller (verify.sh) prepared both trees for this series.
-	[[ -e $SRC/.rk-extracted ]] || die "no extracted $SRC (--no-prepare)"
-	[[ -e $PAT/.rk-series && $(cat "$PAT/.rk-series") == "$(series_stamp "$V")" ]] ||
-		die "no patched tree of the current series at $PAT (--no-prepare)"
-fi
+rk_prepare_patched "$V" "$PREPARE" "$LOGS/$V-compare" || die "$V trees not ready"
 declare -A BUILD=([unpatched]=$CACHE/build/$V-pristine-tiny-fast$TAG
 		  [patched]=$CACHE/build/$V-patched-tiny-fast$TAG)
 declare -A TREE=([unpatched]=$SRC [patched]=$PAT)

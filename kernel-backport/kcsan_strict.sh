@@ -38,14 +38,7 @@ LOGS=$OUT/logs
 mkdir -p "$LOGS"
 rk_cache_init
 PAT=$CACHE/trees/$V-patched$TAG
-if [[ $PREPARE -eq 1 ]]; then
-	"$RK/scripts/setup.sh" --kernel >&2 || die "scripts/setup.sh --kernel"
-	timed "$V extract" pristine "$V" || die "extract $V"
-	generate_series "$V" "$LOGS/$V-strict-generate.log" || die "generate $V"
-	patched_tree "$V" >>"$LOGS/$V-strict-apply.log" 2>&1 || die "apply $V"
-fi
-[[ -e $PAT/.rk-series && $(cat "$PAT/.rk-series") == "$(series_stamp "$V")" ]] ||
-	die "no patched tree of the current series at $PAT"
+rk_prepare_patched "$V" "$PREPARE" "$LOGS/$V-strict" || die "$V trees not ready"
 
 B=$CACHE/build/$V-patched-tiny-kcsan-strict$TAG
 FRAG=$(mktemp)

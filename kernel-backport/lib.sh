@@ -74,6 +74,29 @@ generate_series() {
 		--out "$OUT/$1" 2>>"$2"
 }
 
+# rk_prepare_patched VERSION PREPARE LOG-PREFIX: with PREPARE=1, install
+# what is missing, extract the tarball, generate the series into
+# $OUT/VERSION and apply it to the patched tree (logs LOG-PREFIX-generate.log
+# and -apply.log); then, either way, check that the pristine tree is
+# extracted and the patched tree holds the current series (PREPARE=0: a
+# verify.sh run has just made them).  For compare_boot.sh and
+# kcsan_strict.sh; messages through the caller's say().
+rk_prepare_patched() {
+	local v=$1 src=$CACHE/src/linux-source-$1 pat=$CACHE/trees/$1-patched$TAG
+	if [[ $2 -eq 1 ]]; then
+		"$RK/scripts/setup.sh" --kernel >&2 ||
+			{ say "scripts/setup.sh --kernel failed"; return 1; }
+		timed "$v extract" pristine "$v" || { say "extract $v failed"; return 1; }
+		generate_series "$v" "$3-generate.log" ||
+			{ say "generating the $v series failed (see $3-generate.log)"; return 1; }
+		patched_tree "$v" >>"$3-apply.log" 2>&1 ||
+			{ say "applying the $v series failed (see $3-apply.log)"; return 1; }
+	fi
+	[[ -e $src/.rk-extracted ]] || { say "no extracted $src"; return 1; }
+	[[ -e $pat/.rk-series && $(cat "$pat/.rk-series") == "$(series_stamp "$v")" ]] ||
+		{ say "no patched tree of the current series at $pat"; return 1; }
+}
+
 # seed_build DIR: a tagged build directory starts as a copy of the
 # untagged one (timestamps kept), so make rebuilds only what differs.
 seed_build() {
