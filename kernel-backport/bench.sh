@@ -28,6 +28,7 @@
 #      sha256, date, command), results.md (table) and results.png (chart).
 #
 # --self-check (seconds, no kernel, for CI): bash -n of the scripts,
+# lib.sh's CI time guard (rk_fits_budget) on made-up times,
 # rk_bench.c and prof/tbprof.c (prof.sh's plugin) compile with -Werror,
 # and bench_report.py turns a synthetic sample file (a time and a memory
 # workload) into results.json/md.
@@ -77,6 +78,12 @@ if ((SELF_CHECK)); then
 		bash -n "$HERE/compare_boot.sh" && bash -n "$HERE/verify.sh" &&
 		bash -n "$HERE/prof.sh" && bash -n "$HERE/kcsan_strict.sh" &&
 		bash -n "$HERE/selfcheck_mutations.sh" &&
+		rk_fits_budget 6000 0 5400 600 0 &&
+		rk_fits_budget 1100 0 5400 600 600 &&
+		rk_fits_budget 1800 0 "" 600 2700 &&
+		rk_fits_budget 3600 1000 5400 600 2000 &&
+		! rk_fits_budget 3601 1000 5400 600 2000 &&
+		! rk_fits_budget 3300 0 5400 600 2700 &&
 		gcc -static -O2 -pthread -Wall -Wextra -Werror -o "$d/rk_bench" \
 			"$HERE/vm/rk_bench.c" &&
 		gcc -O2 -shared -fPIC -Wall -Wextra -Werror -o "$d/tbprof.so" \

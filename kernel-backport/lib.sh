@@ -166,6 +166,18 @@ timed() {
 	return $rc
 }
 
+# rk_fits_budget NOW START LIMIT TAIL PREV: whether a part of a run that
+# should take about PREV seconds (the part before it took that long and
+# does as much work), started at NOW, ends with a tenth more than PREV to
+# spare before START + LIMIT - TAIL (TAIL: what the run still does after
+# it).  PREV 0 (nothing measured yet) or no LIMIT always fits.  Pure
+# arithmetic on its arguments, so bench.sh --self-check tests it.
+rk_fits_budget() {
+	local now=$1 start=$2 limit=$3 tail=$4 prev=$5
+	[[ -z $limit || $limit -eq 0 || $prev -eq 0 ]] && return 0
+	((now + prev + prev / 10 <= start + limit - tail))
+}
+
 # rk_initramfs TREE OUT.cpio: busybox, vm/init as /init, and in /tests the
 # tree's own selftests (ipc/msgque, timers/posix_timers, static) and
 # vm/rk_smoke.c.

@@ -61,6 +61,9 @@
 #      lockdep on, no splat, every KUnit case and rk_smoke check passing,
 #      and no result worse than the unpatched fast kernel's in the
 #      comparison (its own failing subtests are not the series').
+# Under CI (.ci/run sets RK_CI_START and RK_CI_LIMIT) a version whose
+# estimated time no longer fits before the limit is skipped, said, and not
+# counted (the guard above the version loop).
 # Each check counts once; the totals go to out/test/extra-kernel.counts as
 # "PASSED FAILED" (scripts/test.sh adds them to its final line).  Logs and
 # the series: out/kernel/.  Trees, build directories and ccache live in
@@ -547,7 +550,28 @@ step_cocci_tests() {
 check "cocci-rules-tests" step_cocci_tests
 # The rk_ -> kernel translation's cases (translate.py).
 check "translate-tests" eval '"$HERE/backport.py" test-translate >"$LOGS/translate.log" 2>&1'
+# CI's time guard: .ci/run sets RK_CI_START (the run's start, seconds
+# since the epoch) and RK_CI_LIMIT (its limit, seconds); RK_CI_TAIL is what
+# the run still needs after this script (default 600 s: the self-checks
+# after verify.sh and the CI's own overhead).  A version starts only if
+# the previous one's time, with a tenth more, fits before the limit (6.1
+# and 6.12 do about as much work: three kernels each, warm or cold alike);
+# otherwise it and the versions after it are reported as skipped, not
+# counted, with the command that runs them.  Without RK_CI_START (by hand)
+# every version runs.
+prev_took=0
+vstart=
 for v in $VERSIONS; do
+	now=$(date +%s)
+	[[ -n $vstart ]] && prev_took=$((now - vstart))
+	if [[ -n ${RK_CI_START:-} ]] &&
+	   ! rk_fits_budget "$now" "$RK_CI_START" "${RK_CI_LIMIT:-0}" \
+		"${RK_CI_TAIL:-600}" "$prev_took"; then
+		rest=${VERSIONS#*"$v"}
+		say "SKIP Linux $v$rest: the version before took $prev_took s and CI has $((RK_CI_START + RK_CI_LIMIT - now)) s of its $RK_CI_LIMIT left (RK_CI_TAIL ${RK_CI_TAIL:-600} s): run kernel-backport/verify.sh --versions \"$v$rest\" by hand"
+		break
+	fi
+	vstart=$now
 	say "== Linux $v"
 	if ! timed "$v extract" pristine "$v"; then
 		check "$v/extract" false
