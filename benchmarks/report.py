@@ -31,6 +31,8 @@ format only).  Results land in
 `out/bench/`: `results.md`, one JSON per workload, PNG charts.  The
 headline below: `python3 benchmarks/summary.py out/bench`.  This page:
 `python3 benchmarks/report.py out/bench docs/benchmarks.md docs/img`.
+The first core's headline and kernel-baseline tables (issue 10's
+"before" figures) are kept in `docs/benchmarks-first-core.md`.
 """
 
 WORKLOADS = """## Workloads and the results they mirror
