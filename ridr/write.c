@@ -1064,6 +1064,72 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	return true;
 }
 
+/*
+ * The steady state of dense allocation (churn in a tree of full nodes: a
+ * removal left a free slot in a full leaf, the next allocation takes the
+ * lowest one): the lowest free id in [@min, @max] when the descent
+ * through full nodes reaches a full leaf with a free slot at or after
+ * @min.  What ridr_pick() + ridr_store_fast() do in that case (W8: the
+ * entry published by the release of its slot, a reservation leaves the
+ * slot NULL; the free bits cleared upwards while nodes fill) and what
+ * ridr_do_alloc() then does to the count, without the general search's
+ * hint, its other cases or its stack frame.  Each level takes the
+ * lowest free slot at or after @min's digit there (past that digit, the
+ * slot's base: @min's lower digits no longer matter), which is also the
+ * general search's first choice, so the id is the same one: the lowest
+ * free id >= @min.  False, nothing changed, wherever the general search
+ * does more: an empty map or a root bucket, @min beyond the root's
+ * range, a level with no free slot at or after the digit (a set bit at
+ * @min's own digit promises a free id in that slot, not one >= @min:
+ * the general search steps back), an empty slot (a new leaf to build)
+ * or a bucket on the way, an id past @max.
+ */
+static rk_always_inline bool ridr_alloc_leaf(struct ridr *map, void *ptr,
+					     unsigned long min,
+					     unsigned long max,
+					     unsigned long *idp)
+{
+	struct ridr_node *path[RIDR_MAX_LEVELS] __rk_uninitialized;
+	void *w = ridr_protected(map, map->root);
+	unsigned long id = min;
+	unsigned int level, top, d;
+	struct ridr_node *node;
+
+	if (!w || ridr_root_is_bucket(w))
+		return false;
+	top = ridr_root_level(w);
+	if (min > ridr_span(top))
+		return false;
+	node = ridr_to_node(w);
+	for (level = top;; level--) {
+		unsigned int digit = ridr_digit(id, level);
+		uint64_t bits = node->free & ridr_valid_slots(level) &
+				(~0ULL << digit);
+		void *s;
+
+		if (!bits)
+			return false;
+		d = rk_ffs64(bits);
+		if (d != digit)
+			id = ridr_slot_base(id, level, d);
+		if (!level)
+			break;
+		s = ridr_protected(map, node->slots[d]);
+		if (!s || ridr_kind(s))
+			return false;
+		path[level] = node;
+		node = ridr_to_node(s);
+	}
+	if (id > max)
+		return false;
+	if (ptr)
+		rk_rcu_assign_pointer(node->slots[d], ptr);
+	ridr_leaf_take(node, d, path, top, id);
+	rk_write_once(map->count, map->count + 1);
+	*idp = id;
+	return true;
+}
+
 /* The id an allocation takes: lowest free in [@min, @max], or from the
  * cursor with wrap-around.
  */
@@ -1151,6 +1217,8 @@ int __ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
 {
 	if (!map || !idp || min > max)
 		return -EINVAL;
+	if (ridr_alloc_leaf(map, ptr, min, max, idp))
+		return 0;
 	return ridr_do_alloc(map, ptr, min, max, idp, false, pl);
 }
 rk_export_symbol(__ridr_alloc);
@@ -1281,13 +1349,16 @@ static int ridr_locked(struct ridr *map, const struct ridr_args *a)
 	return ret == -ENOMEM ? ridr_locked_retry(map, a) : ret;
 }
 
-/* ridr_locked() for the allocations, whose first try (the common case:
- * no retry) calls ridr_do_alloc() directly.  Out of line: see
- * ridr_alloc_locked().
+/*
+ * ridr_locked() for the allocations, whose first try (the common case:
+ * no retry) calls ridr_do_alloc() directly.  Called with the map's lock
+ * held (ridr_alloc_locked() took it for its fast path), returns with it
+ * released.  Out of line: see ridr_alloc_locked().
  */
 static rk_noinline int ridr_alloc_general(struct ridr *map, void *ptr,
 					  unsigned long min, unsigned long max,
 					  unsigned long *idp, enum ridr_op op)
+	rk_releases(&map->lock)
 {
 	struct ridr_preload none __rk_uninitialized;
 	struct ridr_args a __rk_uninitialized;
@@ -1295,7 +1366,6 @@ static rk_noinline int ridr_alloc_general(struct ridr *map, void *ptr,
 
 	none.nr = 0;
 	none.map = NULL;
-	ridr_lock(map);
 	ret = ridr_do_alloc(map, ptr, min, max, idp, op == RIDR_OP_CYCLIC,
 			    &none);
 	ridr_unlock(map);
@@ -1311,12 +1381,12 @@ static rk_noinline int ridr_alloc_general(struct ridr *map, void *ptr,
 }
 
 /*
- * A cyclic allocation first tries ridr_cyclic_append() alone under the
- * lock (the steady state of a small map's churn), so that it pays
- * neither the general path's stack frame nor its register saves; if
- * that does not apply it changed nothing, and the general path starts
- * over under the lock taken again (what another writer did in between
- * is what it would have done before this call).
+ * An allocation first tries its fast path under the lock, inline:
+ * ridr_cyclic_append() for a cyclic one (the steady state of a small
+ * map's churn), ridr_alloc_leaf() for the lowest free id (dense churn),
+ * so that these pay neither the general path's stack frame nor its
+ * register saves.  A fast path that does not apply changed nothing, and
+ * the general path starts over under the same lock hold.
  */
 static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 					      unsigned long min,
@@ -1330,14 +1400,15 @@ static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 	rk_hide_var(bad);	/* one branch */
 	if (bad)
 		return -EINVAL;
-	if (op == RIDR_OP_CYCLIC) {
-		ridr_lock(map);
+	ridr_lock(map);
+	if (op == RIDR_OP_CYCLIC)
 		done = ridr_cyclic_append(map, ptr, min, max, idp);
-		ridr_unlock(map);
-		if (done)
-			return 0;
-	}
-	return ridr_alloc_general(map, ptr, min, max, idp, op);
+	else
+		done = ridr_alloc_leaf(map, ptr, min, max, idp);
+	if (!done)
+		return ridr_alloc_general(map, ptr, min, max, idp, op);
+	ridr_unlock(map);
+	return 0;
 }
 
 int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
@@ -1912,26 +1983,31 @@ static inline void ridr_tidy(struct ridr *map, unsigned long id,
 		ridr_tidy_run(map, id, sp, level);
 }
 
-/* W8: clear @id's slot in its full leaf @sp->leaf; returns the entry. */
-static inline void *ridr_leaf_clear(struct ridr *map, unsigned long id,
-				    const struct ridr_spot *sp)
+/* W8: clear @id's slot in its full leaf @leaf, below the full nodes
+ * @path[1..@top]; returns the entry.
+ */
+static rk_always_inline void *ridr_leaf_clear(struct ridr *map,
+					      unsigned long id,
+					      struct ridr_node *leaf,
+					      struct ridr_node *const *path,
+					      unsigned int top)
 {
 	unsigned int d = ridr_digit(id, 0), level;
-	void *old = ridr_protected(map, sp->leaf->slots[d]);
+	void *old = ridr_protected(map, leaf->slots[d]);
 
 	rk_write_once(map->count, map->count - 1);
-	rk_rcu_init_pointer(sp->leaf->slots[d], NULL);
-	sp->leaf->free |= 1ULL << d;
-	sp->leaf->count--;
+	rk_rcu_init_pointer(leaf->slots[d], NULL);
+	leaf->free |= 1ULL << d;
+	leaf->count--;
 	/* The leaf has a free id now: set the bits above it up to the
 	 * first that was already set.
 	 */
-	for (level = 1; level <= sp->top; level++) {
+	for (level = 1; level <= top; level++) {
 		uint64_t bit = 1ULL << ridr_digit(id, level);
 
-		if (sp->path[level]->free & bit)
+		if (path[level]->free & bit)
 			break;
-		sp->path[level]->free |= bit;
+		path[level]->free |= bit;
 	}
 	return old;
 }
@@ -1955,7 +2031,7 @@ static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
 	void *old;
 
 	if (sp->leaf) {	/* W8 */
-		old = ridr_leaf_clear(map, id, sp);
+		old = ridr_leaf_clear(map, id, sp->leaf, sp->path, sp->top);
 		if (!sp->leaf->count && sp->top) {
 			ridr_keep(map, id, 0);
 			ridr_tidy(map, id, sp, 1);
@@ -2009,6 +2085,18 @@ static void *ridr_remove_spot_slow(struct ridr *map, unsigned long id,
 	return old;
 }
 
+/* Removing @id from the full leaf @leaf (root level @top) is only
+ * ridr_leaf_clear(): see ridr_remove_spot().
+ */
+static rk_always_inline bool ridr_leaf_clear_only(const struct ridr *map,
+						 const struct ridr_node *leaf,
+						 unsigned int top,
+						 unsigned long id)
+{
+	return leaf->count > RIDR_COLLAPSE_MAX + 1 ||
+	       (leaf->count == 1 && top && ridr_kept(map, id, 0));
+}
+
 /*
  * The common removals, inline: from a full leaf left with more than
  * RIDR_COLLAPSE_MAX ids, or from a leaf below the root that empties and
@@ -2027,19 +2115,17 @@ static rk_always_inline void *ridr_remove_spot(struct ridr *map,
 					       unsigned long id,
 					       const struct ridr_spot *sp)
 {
-	const struct ridr_node *leaf = sp->leaf;
-
-	if (leaf && (leaf->count > RIDR_COLLAPSE_MAX + 1 ||
-		     (leaf->count == 1 && sp->top && ridr_kept(map, id, 0))))
-		return ridr_leaf_clear(map, id, sp);
+	if (sp->leaf && ridr_leaf_clear_only(map, sp->leaf, sp->top, id))
+		return ridr_leaf_clear(map, id, sp->leaf, sp->path, sp->top);
 	if (sp->root_bucket)	/* the root stays; nothing above it */
 		return ridr_record_clear(map, sp->b, (unsigned int)sp->i);
 	return ridr_remove_spot_slow(map, id, sp);
 }
 
-/* Every removal but ridr_remove_root(): locate, then remove.  Out of
- * line, so that its stack frame and register saves are not paid by
- * ridr_remove_root() next to it.
+/* Every removal but the fast paths (ridr_remove_root(),
+ * ridr_remove_leaf()): locate, then remove.  Out of line, so that its
+ * stack frame and register saves are not paid by the fast paths next to
+ * it.
  */
 static rk_noinline int ridr_remove_located(struct ridr *map, unsigned long id,
 					   void **oldp)
@@ -2128,12 +2214,59 @@ static rk_always_inline int ridr_remove_root(struct ridr *map,
 	return ridr_remove_root_kb(map, b, id, oldp, 8);
 }
 
-/* __ridr_remove() for a valid @map, inline in both removal calls. */
+/*
+ * The removal of dense churn, inline: @id allocated in a full leaf
+ * reached through full nodes, the leaf one that ridr_remove_spot()
+ * clears and leaves alone (ridr_leaf_clear_only()).  It does what
+ * ridr_locate() and ridr_remove_spot() do then (W8), without building a
+ * ridr_spot.  1 if it does not apply (nothing changed: an empty map or
+ * a root bucket, an id beyond the root's range, an empty slot or a
+ * bucket on the way, a free id, a leaf that may collapse or empty),
+ * else 0 and the entry in *@oldp.
+ */
+static rk_always_inline int ridr_remove_leaf(struct ridr *map,
+					     unsigned long id, void **oldp)
+{
+	struct ridr_node *path[RIDR_MAX_LEVELS] __rk_uninitialized;
+	void *w = ridr_protected(map, map->root);
+	struct ridr_node *node;
+	unsigned int level, top;
+	void *old;
+
+	if (!w || ridr_root_is_bucket(w))
+		return 1;
+	top = ridr_root_level(w);
+	if (id > ridr_span(top))
+		return 1;
+	node = ridr_to_node(w);
+	for (level = top; level; level--) {
+		void *s = ridr_protected(map,
+					 node->slots[ridr_digit(id, level)]);
+
+		if (!s || ridr_kind(s))
+			return 1;
+		path[level] = node;
+		node = ridr_to_node(s);
+	}
+	if ((node->free & (1ULL << ridr_digit(id, 0))) ||
+	    !ridr_leaf_clear_only(map, node, top, id))
+		return 1;
+	old = ridr_leaf_clear(map, id, node, path, top);
+	if (oldp)
+		*oldp = old;
+	return 0;
+}
+
+/* __ridr_remove() for a valid @map, inline in both removal calls: a
+ * root bucket's fast path, then a full leaf's, then the general one.
+ */
 static rk_always_inline int ridr_do_remove(struct ridr *map, unsigned long id,
 					   void **oldp)
 {
 	int ret = ridr_remove_root(map, id, oldp);
 
+	if (ret > 0)
+		ret = ridr_remove_leaf(map, id, oldp);
 	return ret > 0 ? ridr_remove_located(map, id, oldp) : ret;
 }
 

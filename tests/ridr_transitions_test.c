@@ -516,6 +516,70 @@ T(growing_past_a_root_leaf_starts_the_next_leaf)
 	ridr_destroy(&m);
 }
 
+/*
+ * Dense churn takes the fast paths (ridr/write.c: ridr_alloc_leaf(),
+ * ridr_remove_leaf()); each case they hand over to the general path must
+ * come out as before: a free id below @min in the leaf of @min's digit
+ * (the search steps back), a free id past @max (-ENOSPC, nothing
+ * changed), a reservation, a free id (-ENOENT), a lower bound inside a
+ * later leaf, and a leaf emptied down to a collapse.
+ */
+T(the_dense_fast_paths_hand_over_what_they_do_not_handle)
+{
+	static unsigned long ids[4096];
+	struct ridr m;
+	size_t mem;
+	void *old;
+
+	ridr_init(&m);
+	for (long k = 0; k < 4096; k++) {
+		ids[k] = (unsigned long)k;
+		must(&m, P(k), 0, ULONG_MAX, ids[k]);
+	}
+	mem = ridr_memory(&m);
+	cr_assert_eq(mem, 65 * NODE, "0..4095: a root and 64 full leaves");
+	cr_assert_eq(ridr_remove(&m, 3, &old), 0);
+	cr_expect_eq(old, P(3));
+	cr_expect_eq(ridr_remove(&m, 3, NULL), -ENOENT, "a free id");
+	/* 3 is free, but below 10: past every id of the root's range. */
+	must(&m, P(4096), 10, ULONG_MAX, 4096);
+	cr_assert_eq(ridr_remove(&m, 4096, NULL), 0);
+	/* 3 is past @max: nothing changes. */
+	{
+		unsigned long id = 0xdead;
+
+		cr_expect_eq(ridr_alloc(&m, P(3), 0, 2, &id), -ENOSPC);
+		cr_expect_eq(id, 0xdead, "id written on failure");
+		cr_expect_eq(ridr_count(&m), 4095);
+	}
+	/* A lower bound inside a later leaf: its own digit first. */
+	cr_assert_eq(ridr_remove(&m, 130, NULL), 0);
+	cr_assert_eq(ridr_remove(&m, 135, NULL), 0);
+	must(&m, P(135), 131, ULONG_MAX, 135);
+	must(&m, P(130), 100, ULONG_MAX, 130);
+	must(&m, P(3), 0, ULONG_MAX, 3);
+	expect_exactly(&m, ids, 4096, NULL, "after the hand-overs");
+	/* A reservation through the fast path, then removed by it. */
+	cr_assert_eq(ridr_remove(&m, 70, NULL), 0);
+	must(&m, NULL, 0, ULONG_MAX, 70);
+	rk_rcu_read_lock();
+	cr_expect_null(ridr_find(&m, 70), "a reservation reads NULL");
+	rk_rcu_read_unlock();
+	cr_expect_eq(ridr_count(&m), 4096);
+	cr_assert_eq(ridr_remove(&m, 70, &old), 0);
+	cr_expect_null(old, "a reservation's entry");
+	must(&m, P(70), 0, ULONG_MAX, 70);
+	/* Emptying the leaf 64..127: the last removals collapse it. */
+	for (unsigned long id = 64; id < 128; id++)
+		cr_assert_eq(ridr_remove(&m, id, NULL), 0, "remove %lu", id);
+	cr_expect_lt(ridr_memory(&m), mem, "the emptied leaf is still there");
+	for (long k = 64; k < 128; k++)
+		must(&m, P(k), 0, ULONG_MAX, ids[k]);
+	expect_exactly(&m, ids, 4096, NULL, "after the leaf came back");
+	cr_expect_eq(ridr_memory(&m), mem);
+	ridr_destroy(&m);
+}
+
 T(a_full_bucket_bursts_into_a_shared_node_then_unshares)
 {
 	/* 40 ids in one 2^24 range, then more: the bucket bursts into a
