@@ -1065,29 +1065,35 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 }
 
 /*
- * The steady state of dense allocation (churn in a tree of full nodes: a
- * removal left a free slot in a full leaf, the next allocation takes the
- * lowest one): the lowest free id in [@min, @max] when the descent
- * through full nodes reaches a full leaf with a free slot at or after
- * @min.  What ridr_pick() + ridr_store_fast() do in that case (W8: the
- * entry published by the release of its slot, a reservation leaves the
- * slot NULL; the free bits cleared upwards while nodes fill) and what
+ * The steady state of allocating the lowest free id (churn: a removal
+ * left a free id, the next allocation takes the lowest one), in the two
+ * places where that is one store: a free slot of a full leaf reached
+ * through full nodes (W8: the entry published by the release of its
+ * slot, a reservation leaves the slot NULL; the free bits cleared
+ * upwards while nodes fill), or a root bucket's tombstone (W3: the
+ * record takes the entry back) or its end (W4: an append).  What
+ * ridr_pick() + ridr_store_fast() do in those cases and what
  * ridr_do_alloc() then does to the count, without the general search's
- * hint, its other cases or its stack frame.  Each level takes the
- * lowest free slot at or after @min's digit there (past that digit, the
- * slot's base: @min's lower digits no longer matter), which is also the
- * general search's first choice, so the id is the same one: the lowest
- * free id >= @min.  False, nothing changed, wherever the general search
- * does more: an empty map or a root bucket, @min beyond the root's
- * range, a level with no free slot at or after the digit (a set bit at
- * @min's own digit promises a free id in that slot, not one >= @min:
- * the general search steps back), an empty slot (a new leaf to build)
- * or a bucket on the way, an id past @max.
+ * hint, its other cases or its stack frame.
+ *
+ * Full nodes: each level takes the lowest free slot at or after @min's
+ * digit there (past that digit, the slot's base: @min's lower digits no
+ * longer matter), which is also the general search's first choice, so
+ * the id is the same one: the lowest free id >= @min.  A root bucket:
+ * ridr_bucket_gap(), as the general search calls it.
+ *
+ * False, nothing changed, wherever the general search does more: an
+ * empty map, @min beyond the root's range, a level with no free slot at
+ * or after the digit (a set bit at @min's own digit promises a free id
+ * in that slot, not one >= @min: the general search steps back), an
+ * empty slot (a new leaf to build) or a bucket on the way, a root
+ * bucket with no free id left in its range or whose free id needs a
+ * copy (a gap between keys, no room), an id past @max.
  */
-static rk_always_inline bool ridr_alloc_leaf(struct ridr *map, void *ptr,
-					     unsigned long min,
-					     unsigned long max,
-					     unsigned long *idp)
+static rk_always_inline bool ridr_alloc_lowest(struct ridr *map, void *ptr,
+					       unsigned long min,
+					       unsigned long max,
+					       unsigned long *idp)
 {
 	struct ridr_node *path[RIDR_MAX_LEVELS] __rk_uninitialized;
 	void *w = ridr_protected(map, map->root);
@@ -1095,8 +1101,32 @@ static rk_always_inline bool ridr_alloc_leaf(struct ridr *map, void *ptr,
 	unsigned int level, top, d;
 	struct ridr_node *node;
 
-	if (!w || ridr_root_is_bucket(w))
+	if (!w)
 		return false;
+	if (ridr_root_is_bucket(w)) {
+		struct ridr_bucket *b = ridr_to_bucket(w);
+		void *entry = ptr ? ptr : RIDR_RESERVED;
+		unsigned int ks = b->kshift;
+		unsigned long key;
+		int tomb;
+
+		if ((ks < RIDR_ID_BITS && (min >> ks)) ||
+		    !ridr_bucket_gap(map, b, min, ridr_low_mask(ks), &id,
+				     &tomb) ||
+		    id > max)
+			return false;
+		if (tomb >= 0) {
+			rk_rcu_assign_pointer(ridr_entries(b)[tomb], entry);
+			b->u.w.live++;
+			goto done;
+		}
+		key = id & ridr_low_mask(ks);
+		if (b->n >= b->cap || b->n >= RIDR_BUCKET_MAX ||
+		    (b->n && key <= ridr_key(b, b->n - 1u)))
+			return false;
+		ridr_bucket_append(b, key, entry);
+		goto done;
+	}
 	top = ridr_root_level(w);
 	if (min > ridr_span(top))
 		return false;
@@ -1125,6 +1155,7 @@ static rk_always_inline bool ridr_alloc_leaf(struct ridr *map, void *ptr,
 	if (ptr)
 		rk_rcu_assign_pointer(node->slots[d], ptr);
 	ridr_leaf_take(node, d, path, top, id);
+done:
 	rk_write_once(map->count, map->count + 1);
 	*idp = id;
 	return true;
@@ -1217,7 +1248,7 @@ int __ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
 {
 	if (!map || !idp || min > max)
 		return -EINVAL;
-	if (ridr_alloc_leaf(map, ptr, min, max, idp))
+	if (ridr_alloc_lowest(map, ptr, min, max, idp))
 		return 0;
 	return ridr_do_alloc(map, ptr, min, max, idp, false, pl);
 }
@@ -1383,7 +1414,7 @@ static rk_noinline int ridr_alloc_general(struct ridr *map, void *ptr,
 /*
  * An allocation first tries its fast path under the lock, inline:
  * ridr_cyclic_append() for a cyclic one (the steady state of a small
- * map's churn), ridr_alloc_leaf() for the lowest free id (dense churn),
+ * map's churn), ridr_alloc_lowest() for the lowest free id (dense churn),
  * so that these pay neither the general path's stack frame nor its
  * register saves.  A fast path that does not apply changed nothing, and
  * the general path starts over under the same lock hold.
@@ -1404,7 +1435,7 @@ static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 	if (op == RIDR_OP_CYCLIC)
 		done = ridr_cyclic_append(map, ptr, min, max, idp);
 	else
-		done = ridr_alloc_leaf(map, ptr, min, max, idp);
+		done = ridr_alloc_lowest(map, ptr, min, max, idp);
 	if (!done)
 		return ridr_alloc_general(map, ptr, min, max, idp, op);
 	ridr_unlock(map);

@@ -517,7 +517,7 @@ T(growing_past_a_root_leaf_starts_the_next_leaf)
 }
 
 /*
- * Dense churn takes the fast paths (ridr/write.c: ridr_alloc_leaf(),
+ * Dense churn takes the fast paths (ridr/write.c: ridr_alloc_lowest(),
  * ridr_remove_leaf()); each case they hand over to the general path must
  * come out as before: a free id below @min in the leaf of @min's digit
  * (the search steps back), a free id past @max (-ENOSPC, nothing
@@ -577,6 +577,53 @@ T(the_dense_fast_paths_hand_over_what_they_do_not_handle)
 		must(&m, P(k), 0, ULONG_MAX, ids[k]);
 	expect_exactly(&m, ids, 4096, NULL, "after the leaf came back");
 	cr_expect_eq(ridr_memory(&m), mem);
+	ridr_destroy(&m);
+}
+
+/*
+ * The lowest-id fast path in a root bucket (ridr_alloc_lowest()): a
+ * tombstone taken back, an append; and what it hands over: a free id
+ * between keys (a copy), one past @max, one past the bucket's range.
+ */
+T(the_root_bucket_fast_path_hands_over_what_it_does_not_handle)
+{
+	static unsigned long ids[] = { 0, 1, 2, 3, 4, 5, 6 };
+	struct ridr m;
+	unsigned long id = 0xdead;
+	void *old;
+
+	ridr_init(&m);
+	for (long k = 0; k < 3; k++)
+		must(&m, P(k), 0, ULONG_MAX, ids[k]);
+	cr_assert_eq(ridr_insert(&m, 5, P(5)), 0);
+	cr_assert_lt(ridr_memory(&m), NODE, "ids 0-2 and 5: a root bucket");
+	/* A tombstone taken back, as an entry and as a reservation. */
+	cr_assert_eq(ridr_remove(&m, 1, &old), 0);
+	cr_expect_eq(old, P(1));
+	must(&m, NULL, 0, ULONG_MAX, 1);
+	rk_rcu_read_lock();
+	cr_expect_null(ridr_find(&m, 1), "a reservation reads NULL");
+	cr_expect_eq(ridr_find(&m, 5), P(5));
+	rk_rcu_read_unlock();
+	cr_assert_eq(ridr_remove(&m, 1, &old), 0);
+	cr_expect_null(old, "a reservation's entry");
+	must(&m, P(1), 0, ULONG_MAX, 1);
+	/* Free ids only past @max: nothing changes. */
+	cr_expect_eq(ridr_alloc(&m, P(3), 0, 2, &id), -ENOSPC);
+	cr_expect_eq(id, 0xdead, "id written on failure");
+	cr_expect_eq(ridr_count(&m), 4);
+	/* Between keys 2 and 5 (a copy), then past the last key. */
+	must(&m, P(3), 0, ULONG_MAX, 3);
+	must(&m, P(4), 0, ULONG_MAX, 4);
+	must(&m, P(6), 0, ULONG_MAX, 6);
+	expect_exactly(&m, ids, 7, NULL, "after the root bucket's cases");
+	/* Past the root bucket's range: the tree grows. */
+	must(&m, P(7), 1UL << 40, ULONG_MAX, 1UL << 40);
+	rk_rcu_read_lock();
+	cr_expect_eq(ridr_find(&m, 1UL << 40), P(7));
+	rk_rcu_read_unlock();
+	cr_assert_eq(ridr_remove(&m, 1UL << 40, NULL), 0);
+	expect_exactly(&m, ids, 7, NULL, "after the growth");
 	ridr_destroy(&m);
 }
 
