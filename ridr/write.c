@@ -1381,27 +1381,32 @@ static int ridr_locked(struct ridr *map, const struct ridr_args *a)
 }
 
 /*
- * ridr_locked() for the allocations, whose first try (the common case:
- * no retry) calls ridr_do_alloc() directly.  Called with the map's lock
- * held (ridr_alloc_locked() took it for its fast path), returns with it
- * released.  Out of line: see ridr_alloc_locked().
+ * The general first try of a locked allocation, with the map's lock held
+ * (taken and released by ridr_alloc_locked(), so that each function
+ * balances its own lock context, as sparse checks in the kernel).  Out of
+ * line: see ridr_alloc_locked().
  */
 static rk_noinline int ridr_alloc_general(struct ridr *map, void *ptr,
 					  unsigned long min, unsigned long max,
 					  unsigned long *idp, enum ridr_op op)
-	rk_releases(&map->lock)
 {
-	struct ridr_preload none __rk_uninitialized;
-	struct ridr_args a __rk_uninitialized;
-	int ret;
+	struct ridr_preload none __rk_uninitialized;	/* preloads nothing */
 
 	none.nr = 0;
 	none.map = NULL;
-	ret = ridr_do_alloc(map, ptr, min, max, idp, op == RIDR_OP_CYCLIC,
-			    &none);
-	ridr_unlock(map);
-	if (ret != -ENOMEM)
-		return ret;
+	return ridr_do_alloc(map, ptr, min, max, idp, op == RIDR_OP_CYCLIC,
+			     &none);
+}
+
+/* ridr_locked()'s retry for an allocation whose first try failed with
+ * -ENOMEM (it took nothing).  Out of line, as ridr_alloc_general().
+ */
+static rk_noinline int ridr_alloc_retry(struct ridr *map, void *ptr,
+					unsigned long min, unsigned long max,
+					unsigned long *idp, enum ridr_op op)
+{
+	struct ridr_args a __rk_uninitialized;
+
 	a.op = op;
 	a.ptr = ptr;
 	a.min = min;
@@ -1427,6 +1432,7 @@ static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 {
 	unsigned int bad = (map == NULL) | (idp == NULL) | (min > max);
 	bool done;
+	int ret = 0;
 
 	rk_hide_var(bad);	/* one branch */
 	if (bad)
@@ -1437,9 +1443,11 @@ static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 	else
 		done = ridr_alloc_lowest(map, ptr, min, max, idp);
 	if (!done)
-		return ridr_alloc_general(map, ptr, min, max, idp, op);
+		ret = ridr_alloc_general(map, ptr, min, max, idp, op);
 	ridr_unlock(map);
-	return 0;
+	if (ret == -ENOMEM)
+		return ridr_alloc_retry(map, ptr, min, max, idp, op);
+	return ret;
 }
 
 int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
