@@ -78,39 +78,46 @@ void *ridr_find_noinline(const struct ridr *map, unsigned long id)
 rk_export_symbol(ridr_find_noinline);
 
 /*
- * ridr_find_bulk(): the walks of RIDR_BULK_GROUP ids at a time, stepped
- * together.  16 keeps enough misses in flight to cover a memory latency
- * (DPDK's rte_hash bulk lookup works in the same way) while the state
- * stays a few hundred bytes of stack.
+ * ridr_find_bulk(): RIDR_BULK_GROUP ids at a time, in two passes.  The
+ * first walks each id down as ridr_find() does, as far as the object
+ * that ends its walk (a leaf, or a bucket), and prefetches that object
+ * instead of reading it; the second reads the entries.  The objects at
+ * the end of the walks are where a large tree misses the caches (the
+ * leaves of a dense tree: its upper levels are few and stay cached; the
+ * buckets of a sparse one), so their misses overlap, up to a group's
+ * worth, instead of following one another; the walks above them are
+ * branch-predictable loops whose loads the core overlaps by itself.  32
+ * keeps that many misses in flight (DPDK's rte_hash bulk lookup works in
+ * the same way) with a 256-byte array of state.
  */
-#define RIDR_BULK_GROUP 16
+#define RIDR_BULK_GROUP 32
 
 /*
  * One group of at most RIDR_BULK_GROUP ids below the root word @w.
  *
  * Ordering: every load is the one ridr_find() makes for that id, through
  * the same helpers (ridr.h): map->root once for the group (each id is
- * looked up as a ridr_find() that loaded this root word), then per round
- * one __ridr_slot() per walk, an rk_rcu_dereference() of a slot in the
- * node the walk's previous load returned (R1, R2), and for a bucket
- * __ridr_find_slow() on the word loaded from its slot (R3, R4), after
- * the leaves' entries.  Between a load and the loads that depend on it a
- * walk only parks the value in node[] or word[]: a local copy, like a
- * register spill in ridr_find(), which keeps the address dependency.
+ * looked up as a ridr_find() that loaded this root word), then per level
+ * one __ridr_slot(), an rk_rcu_dereference() of a slot in the node the
+ * previous load returned (R1, R2); the last load, of the leaf's slot, or
+ * __ridr_find_slow() on the bucket word loaded from a slot (R3, R4),
+ * comes in the second pass.  Between the two a walk only parks the word
+ * that leads to that object in end[]: a local copy, like a register
+ * spill in ridr_find(), which keeps the address dependency.
  * rk_prefetch() is a hint: it orders nothing and loads no value the walk
- * uses, so it needs no pairing.  A later round may run long after an
- * earlier one, but inside the caller's read-side section: every object a
- * walk reached stays intact until it ends (R5).
+ * uses, so it needs no pairing.  The second pass may run long after the
+ * first, but inside the caller's read-side section: every object a walk
+ * reached stays intact until it ends (R5).
  */
 static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 				    unsigned int n, void **out)
 {
-	/* Per walk: the full node its next load reads, or NULL once it
-	 * has stopped; the bucket word it stopped at, or NULL.
+	/* Per id: the word of the object its walk ends at (a leaf tagged
+	 * FULL, or a bucket), NULL if the walk has ended already (an
+	 * empty slot, an id beyond the root).
 	 */
-	const struct ridr_node *node[RIDR_BULK_GROUP];
-	const void *word[RIDR_BULK_GROUP];
-	unsigned int walks = 0, shift, i, found = 0;
+	const void *end[RIDR_BULK_GROUP];
+	unsigned int root_shift, i, found = 0;
 
 	if (!__ridr_is_node((const void *)w)) {
 		/* Empty map or root bucket: one object for every id. */
@@ -121,54 +128,45 @@ static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 		}
 		return found;
 	}
-	shift = __ridr_root_shift(w);
+	root_shift = __ridr_root_shift(w);
 	for (i = 0; i < n; i++) {
-		word[i] = NULL;
-		node[i] = NULL;
-		if (__ridr_beyond_root(ids[i], shift))
-			continue;
-		node[i] = __ridr_full_node(w);
-		walks++;
-	}
-	/* One level per round: load every walk's slot, then prefetch the
-	 * one its next round loads, so that the misses overlap.
-	 */
-	for (; shift && walks; shift -= RIDR_SHIFT) {
-		for (i = 0; i < n; i++) {
-			unsigned int d;
-			void *s;
+		unsigned long id = ids[i];
+		unsigned int shift = root_shift;
+		/* The root node as a slot would hold it (ridr_find()). */
+		const void *t = (const void *)(w & ~RIDR_ROOT_SHIFT_MASK);
 
-			if (!node[i])
-				continue;
-			s = __ridr_slot(node[i], ids[i], shift);
-			if (likely(__ridr_is_node(s))) {
-				/* The slot __ridr_slot() loads next round. */
-				d = (ids[i] >> (shift - RIDR_SHIFT)) &
-				    (RIDR_SLOTS - 1);
-				node[i] = __ridr_slot_node(s);
-				rk_prefetch(&node[i]->slots[d]);
-				continue;
-			}
-			node[i] = NULL;
-			walks--;
-			if (s) {
-				/* A bucket: header, keys and (if small)
-				 * entries in its first 64 bytes.
-				 */
-				word[i] = s;
-				rk_prefetch(ridr_to_bucket(s));
-				rk_prefetch((const char *)ridr_to_bucket(s) +
-					    63);
-			}
+		end[i] = NULL;
+		if (__ridr_beyond_root(id, shift))
+			continue;
+		while (shift) {
+			t = __ridr_slot(__ridr_slot_node(t), id, shift);
+			if (unlikely(!__ridr_is_node(t)))
+				break;	/* a bucket, or NULL */
+			shift -= RIDR_SHIFT;
+		}
+		end[i] = t;
+		if (!t)
+			continue;
+		if (__ridr_is_node(t)) {	/* a leaf: the entry's slot */
+			rk_prefetch(&__ridr_slot_node(t)->slots[
+				id & (RIDR_SLOTS - 1)]);
+		} else {
+			/* A bucket: header, keys and (if small) entries in
+			 * its first 64 bytes.
+			 */
+			rk_prefetch(ridr_to_bucket(t));
+			rk_prefetch((const char *)ridr_to_bucket(t) + 63);
 		}
 	}
 	for (i = 0; i < n; i++) {
-		if (node[i])		/* a leaf: the entry */
-			out[i] = __ridr_slot(node[i], ids[i], 0);
-		else if (word[i])	/* a bucket, prefetched by now */
-			out[i] = __ridr_find_slow(word[i], ids[i], false);
-		else			/* NULL slot, or beyond the root */
+		const void *t = end[i];
+
+		if (!t)			/* NULL slot, or beyond the root */
 			out[i] = NULL;
+		else if (__ridr_is_node(t))	/* a leaf: the entry */
+			out[i] = __ridr_slot(__ridr_slot_node(t), ids[i], 0);
+		else			/* a bucket, prefetched by now */
+			out[i] = __ridr_find_slow(t, ids[i], false);
 		found += !!out[i];
 	}
 	return found;

@@ -1069,13 +1069,16 @@ void *ridr_find_noinline(const struct ridr *map, unsigned long id);
  * @out: @out[i] receives the entry of @ids[i], NULL if it is free or
  *       reserved.  Must not overlap @ids.
  *
- * ridr_find() of every id, with the walks of up to 16 ids interleaved:
- * each round steps every walk one level down and prefetches what the
- * next round loads, so the cache misses of different ids overlap instead
- * of following one another.  Pays off where lookups end in buckets
- * (sparse ids) in a tree larger than the caches: about 2x at 16-32 ids
- * in benchmarks/ridr_bulk_bench.c.  Through dense full nodes, or for a
- * few hot ids, a loop of ridr_find() does about as well.
+ * ridr_find() of every id, in groups of up to 32 ids and two passes: the
+ * first walks each id down to the leaf or bucket that holds it and
+ * prefetches that object's line instead of reading it, the second reads
+ * the entries, so the cache misses at the bottom of different walks
+ * overlap instead of following one another.  In a tree larger than the
+ * caches (benchmarks/ridr_bulk_bench.c, 10^6 ids, batches of 16-32):
+ * about 2.5x a loop of ridr_find() where lookups end in buckets (sparse
+ * ids), 1.2-1.5x through dense full nodes, whose lookups the core
+ * already overlaps in a loop.  For a few hot ids a loop of ridr_find()
+ * is faster.
  *
  * Ordering: each id is found as by its own ridr_find(), with the same
  * dependent loads: its entry before or after any concurrent change, and

@@ -5,7 +5,7 @@
  * full nodes, sparse 31-bit ids in buckets, 64-bit ids in a tall tree)
  * with duplicates, ids beyond the root's range and reservations; every
  * result is compared with ridr_find() of the same id and with what the
- * test stored.  Batch sizes cross the group size (16) and its multiples.
+ * test stored.  Batch sizes cross the group size (32) and its multiples.
  * The randomized differential check is in ridr_random_test.c, readers
  * under a writer in ridr_stress_test.c.
  */
