@@ -9,6 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The other flavors' call_rcu accessors (urcu-memb.h, included by
+ * compat.h, declares memb's; the flavor headers map the same generic
+ * names, so one file includes one of them).  Weak: libridr needs only
+ * liburcu-memb; a program that uses another flavor links its library,
+ * which then defines these. */
+struct call_rcu_data *urcu_mb_get_thread_call_rcu_data(void)
+	__attribute__((weak));
+struct call_rcu_data *urcu_qsbr_get_thread_call_rcu_data(void)
+	__attribute__((weak));
+struct call_rcu_data *urcu_bp_get_thread_call_rcu_data(void)
+	__attribute__((weak));
+
 #if RK_TSAN
 /* Released by every read-side unlock, acquired after every grace period:
  * TSan then orders a reader's accesses before whatever a grace period
@@ -39,6 +51,93 @@ void rk_set_allocator(const struct rk_allocator *a)
 	__atomic_store_n(&rk_allocator, a, __ATOMIC_RELEASE);
 }
 
+/*
+ * Frees made by RCU callbacks, handed to the allocating threads.
+ *
+ * liburcu runs call_rcu() callbacks on its own worker thread, so without
+ * this every object a grace period releases would be free()d there and
+ * allocated again by a writer thread: glibc returns each such chunk to
+ * its arena under the arena's lock, which the writer takes for every
+ * allocation it cannot serve from its own thread cache.  A writer that
+ * retires objects as fast as it allocates them (cyclic allocation in a
+ * small map compacts its root bucket every ~31 ids) then spends most of
+ * its time waiting for that lock: ~10^4 futex calls a second in each
+ * thread, cyclic remove+alloc pairs 1.5x slower.  The kernel has no such
+ * cost (a slab frees to a per-CPU list), so this lives here, not in the
+ * portable core.
+ *
+ * So rk_free() on a call_rcu worker thread of any flavor does not call
+ * free(): it pushes the object on rk_deferred (a lock-free stack linked
+ * through the objects' first word: the object is dead, its grace period
+ * has elapsed), and the next rk_zalloc*() of any thread, or
+ * rk_rcu_barrier(), takes the whole stack and frees it.  What stays
+ * unfreed is bounded by what the callbacks freed since the last
+ * allocation or barrier.
+ *
+ * Ordering: the push is a release CAS, the take an acquire exchange, so
+ * the callback's accesses to an object (and, through the callback's own
+ * grace period, every reader's) happen before its free().  A stack that
+ * is only pushed one object at a time and emptied whole has no ABA
+ * problem: the take never reads a node's link before owning it.
+ *
+ * A thread is a worker if liburcu gave it call_rcu data of its own
+ * (every worker sets it before its first callback; an application thread
+ * only if it called set_thread_call_rcu_data(), whose frees are then
+ * deferred too, harmlessly).  Checked once per thread and cached.
+ * Objects freed through an installed rk_allocator hook go to the hook at
+ * once, as before: tests count them.
+ */
+static void *rk_deferred;
+static __thread signed char rk_worker_thread = -1;	/* -1: not checked */
+
+static bool rk_on_call_rcu_worker(void)
+{
+	if (rk_worker_thread < 0)
+		rk_worker_thread =
+			urcu_memb_get_thread_call_rcu_data() ||
+			(urcu_mb_get_thread_call_rcu_data &&
+			 urcu_mb_get_thread_call_rcu_data()) ||
+			(urcu_qsbr_get_thread_call_rcu_data &&
+			 urcu_qsbr_get_thread_call_rcu_data()) ||
+			(urcu_bp_get_thread_call_rcu_data &&
+			 urcu_bp_get_thread_call_rcu_data());
+	return rk_worker_thread;
+}
+
+static void rk_defer_free(void *p)
+{
+	void *old = __atomic_load_n(&rk_deferred, __ATOMIC_RELAXED);
+
+	do {
+		*(void **)p = old;
+	} while (!__atomic_compare_exchange_n(&rk_deferred, &old, p, true,
+					      __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+/* Free what the callbacks handed over (a relaxed load when nothing is
+ * pending: the common case costs one load of a line the workers write
+ * once per push). */
+static void rk_free_deferred(void)
+{
+	void *p;
+
+	if (!__atomic_load_n(&rk_deferred, __ATOMIC_RELAXED))
+		return;
+	p = __atomic_exchange_n(&rk_deferred, NULL, __ATOMIC_ACQUIRE);
+	while (p) {
+		void *next = *(void **)p;
+
+		free(p);
+		p = next;
+	}
+}
+
+bool rk_frees_pending(void)
+{
+	return __atomic_load_n(&rk_deferred, __ATOMIC_ACQUIRE) != NULL;
+}
+
 void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp)
 {
 	const struct rk_allocator *a =
@@ -46,6 +145,7 @@ void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp)
 	void *p;
 
 	(void)gfp;
+	rk_free_deferred();
 	if (a) {
 		p = a->alloc(size, align, a->ctx);
 	} else if (align <= 16) {
@@ -72,6 +172,8 @@ void rk_free(void *p, size_t size)
 		return;
 	if (a)
 		a->free(p, size, a->ctx);
+	else if (rk_on_call_rcu_worker())
+		rk_defer_free(p);
 	else
 		free(p);
 }
@@ -119,4 +221,6 @@ void rk_rcu_barrier(const rk_rcu_flavor_t *flavor)
 	flavor->barrier();
 	rk_tsan_acquire(&rk_tsan_gp_token);
 	rk_tsan_acquire(&rk_tsan_barrier_token);
+	/* Every callback has run: what they freed is freed now. */
+	rk_free_deferred();
 }

@@ -371,8 +371,14 @@ typedef unsigned int rk_gfp_t;
 void *rk_zalloc(size_t size, rk_gfp_t gfp);
 /* Zeroed allocation aligned to @align (a power of two >= 16). */
 void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp);
-/* kernel: kfree(p); @size is the size passed to rk_zalloc(). */
+/* kernel: kfree(p); @size is the size passed to rk_zalloc().  Called by
+ * an RCU callback (liburcu's worker thread), the free() is left to the
+ * next rk_zalloc*() of any thread or to rk_rcu_barrier(): user.c says
+ * why. */
 void rk_free(void *p, size_t size);
+/* Userspace only, for tests: whether frees made by RCU callbacks are
+ * waiting for the next allocation or barrier. */
+bool rk_frees_pending(void);
 
 /*
  * A cache of same-size objects (kernel: a kmem_cache, created at boot by
@@ -479,7 +485,8 @@ struct rk_rcu_head {
  * Needs the calling thread registered with @flavor, except for bp. */
 void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
 		 void (*func)(struct rk_rcu_head *head));
-/* Wait for a grace period / for every queued callback. */
+/* Wait for a grace period / for every queued callback (and then free
+ * what the callbacks freed with rk_free()). */
 void rk_synchronize_rcu(const rk_rcu_flavor_t *flavor);
 void rk_rcu_barrier(const rk_rcu_flavor_t *flavor);
 

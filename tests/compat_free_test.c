@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * compat_free_test.c - the userspace compat layer's frees from RCU
+ * callbacks (compat/user.c): made on liburcu's worker thread they are
+ * handed to the next rk_zalloc*() or rk_rcu_barrier(), which free()s
+ * them; every other free is immediate; an allocator hook sees every free
+ * at once; and concurrent writers, callbacks and takers keep each
+ * object's last use before its free (TSan checks the ordering).
+ */
+#include <criterion/criterion.h>
+#include <malloc.h>
+#include <time.h>
+
+#include "compat/compat.h"
+#include "tests/lib/testutil.h"
+
+#define CANARY 0x5eedf00dUL
+
+struct obj {
+	struct rk_rcu_head rcu;
+	unsigned long canary;
+	char pad[232];
+};
+
+static unsigned long ran, bad;
+
+/* RCU callback: the object's last use, then rk_free(). */
+static void obj_free_cb(struct rk_rcu_head *h)
+{
+	struct obj *o = rk_container_of(h, struct obj, rcu);
+
+	if (o->canary != CANARY)
+		__atomic_add_fetch(&bad, 1, __ATOMIC_RELAXED);
+	o->canary = 0;
+	rk_free(o, sizeof(*o));
+	__atomic_add_fetch(&ran, 1, __ATOMIC_RELEASE);
+}
+
+/* Allocate @n objects, then queue them all: no allocation comes between
+ * the first callback and the last queueing (it would take the frees the
+ * callbacks have made so far). */
+static void queue_objs_flavor(const rk_rcu_flavor_t *fl, unsigned long n)
+{
+	struct obj **o = calloc(n, sizeof(*o));
+
+	cr_assert_not_null(o);
+	for (unsigned long i = 0; i < n; i++) {
+		o[i] = rk_zalloc(sizeof(*o[i]), RK_GFP_KERNEL);
+		cr_assert_not_null(o[i]);
+		o[i]->canary = CANARY;
+	}
+	for (unsigned long i = 0; i < n; i++)
+		rk_call_rcu(fl, &o[i]->rcu, obj_free_cb);
+	free(o);
+}
+
+static void queue_objs(unsigned long n)
+{
+	queue_objs_flavor(RK_RCU_DEFAULT_FLAVOR, n);
+}
+
+/* Wait (at most ~20 s) until @n callbacks have run, without allocating;
+ * a quiescent state each round lets a qsbr grace period end. */
+static void wait_ran_flavor(const rk_rcu_flavor_t *fl, unsigned long n)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 20000; i++) {
+		if (__atomic_load_n(&ran, __ATOMIC_ACQUIRE) >= n)
+			return;
+		rk_rcu_quiescent_state(fl);
+		nanosleep(&ms, NULL);
+	}
+	cr_assert_fail("%lu of %lu callbacks ran", ran, n);
+}
+
+static void wait_ran(unsigned long n)
+{
+	wait_ran_flavor(RK_RCU_DEFAULT_FLAVOR, n);
+}
+
+#if !RK_TSAN && !defined(__SANITIZE_ADDRESS__)
+#define HEAP_COUNTED 1	/* mallinfo2() sees glibc's own heap */
+static long heap_bytes(void)
+{
+	return (long)mallinfo2().uordblks;
+}
+#else
+#define HEAP_COUNTED 0
+#endif
+
+Test(compat_free, callback_frees_wait_for_the_next_allocation)
+{
+	const unsigned long n = 1000;
+	long held = 0;
+	void *p;
+
+	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
+	ran = bad = 0;
+	cr_assert(!rk_frees_pending());
+	queue_objs(n);
+	wait_ran(n);
+	/* Every callback has run and freed its object: nothing free()d yet. */
+	cr_assert(rk_frees_pending());
+#if HEAP_COUNTED
+	held = heap_bytes();
+#endif
+	p = rk_zalloc(64, RK_GFP_KERNEL);	/* takes and frees them all */
+	cr_assert_not_null(p);
+	cr_assert(!rk_frees_pending());
+#if HEAP_COUNTED
+	cr_assert_geq(held - heap_bytes(), (long)(n * sizeof(struct obj)),
+		      "heap %ld -> %ld", held, heap_bytes());
+#endif
+	(void)held;
+	rk_free(p, 64);
+	cr_assert(!rk_frees_pending(), "a free outside a callback is immediate");
+	cr_assert_eq(bad, 0);
+	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
+}
+
+/* Each flavor has its own worker thread: theirs are recognized too. */
+Test(compat_free, every_flavors_worker_defers)
+{
+	const rk_rcu_flavor_t *fls[] = { RK_RCU_FLAVOR_MB, RK_RCU_FLAVOR_QSBR,
+					 RK_RCU_FLAVOR_BP };
+
+	for (unsigned int f = 0; f < 3; f++) {
+		void *p;
+
+		rk_rcu_register_thread(fls[f]);
+		rk_rcu_barrier(fls[f]);
+		ran = bad = 0;
+		cr_assert(!rk_frees_pending());
+		queue_objs_flavor(fls[f], 100);
+		wait_ran_flavor(fls[f], 100);
+		cr_assert(rk_frees_pending(), "flavor %u", f);
+		p = rk_zalloc(64, RK_GFP_KERNEL);
+		cr_assert_not_null(p);
+		cr_assert(!rk_frees_pending());
+		rk_free(p, 64);
+		cr_assert_eq(bad, 0);
+		rk_rcu_unregister_thread(fls[f]);
+	}
+}
+
+Test(compat_free, rcu_barrier_frees_them)
+{
+	const unsigned long n = 500;
+	long before = 0;
+
+	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
+	ran = bad = 0;
+#if HEAP_COUNTED
+	before = heap_bytes();
+#endif
+	queue_objs(n);
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
+	cr_assert_eq(__atomic_load_n(&ran, __ATOMIC_ACQUIRE), n);
+	cr_assert(!rk_frees_pending());
+#if HEAP_COUNTED
+	/* Back to where it was, but for what glibc's thread cache keeps (7
+	 * chunks of a size): 500 objects held would be 125 KiB more. */
+	cr_assert_leq(heap_bytes(), before + 32 * (long)sizeof(struct obj),
+		      "heap %ld -> %ld", before, heap_bytes());
+#endif
+	(void)before;
+	cr_assert_eq(bad, 0);
+	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
+}
+
+Test(compat_free, a_hook_sees_callback_frees_at_once)
+{
+	const unsigned long n = 200;
+	struct rk_counting_alloc c = { 0 };
+
+	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
+	ran = bad = 0;
+	rk_counting_alloc_install(&c);
+	queue_objs(n);
+	cr_assert_eq(c.total_allocs, (long)n);
+	wait_ran(n);
+	cr_assert_eq(rk_counting_alloc_live_objects(&c), 0);
+	cr_assert(!rk_frees_pending());
+	rk_counting_alloc_remove(&c);
+	cr_assert_eq(bad, 0);
+	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
+}
+
+/* Writers queue objects and allocate (taking the stack) while the worker
+ * pushes onto it: each object's callback must see it intact, and its
+ * free() must come after the callback (TSan: the push's release, the
+ * take's acquire). */
+static void *writer(void *arg)
+{
+	unsigned long n = *(unsigned long *)arg;
+
+	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
+	for (unsigned long i = 0; i < n; i++) {
+		struct obj *o = rk_zalloc(sizeof(*o), RK_GFP_KERNEL);
+
+		if (!o)
+			abort();
+		o->canary = CANARY;
+		rk_call_rcu(RK_RCU_DEFAULT_FLAVOR, &o->rcu, obj_free_cb);
+	}
+	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
+	return NULL;
+}
+
+Test(compat_free, writers_callbacks_and_takers_race, .timeout = 120)
+{
+	unsigned long n = RK_STRESS(40000);
+	struct rk_threads t;
+
+	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
+	ran = bad = 0;
+	rk_threads_start(&t, 2, writer, &n, 0);
+	rk_threads_join(&t);
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
+	cr_assert_eq(ran, 2 * n);
+	cr_assert(!rk_frees_pending());
+	cr_assert_eq(bad, 0);
+	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
+}
