@@ -76,7 +76,10 @@ void rk_set_allocator(const struct rk_allocator *a)
  *
  * Ordering: the push is a release CAS, the take an acquire exchange, so
  * the callback's accesses to an object (and, through the callback's own
- * grace period, every reader's) happen before its free().  A stack that
+ * grace period, every reader's) happen before its free(); an object
+ * pushed earlier is covered too, because every later push is a
+ * read-modify-write of the same word and so continues the earlier push's
+ * release sequence, which the exchange's acquire reads.  A stack that
  * is only pushed one object at a time and emptied whole has no ABA
  * problem: the take never reads a node's link before owning it.
  *
