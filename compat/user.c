@@ -69,10 +69,11 @@ void rk_set_allocator(const struct rk_allocator *a)
  * So rk_free() on a call_rcu worker thread of any flavor does not call
  * free(): it pushes the object on rk_deferred (a lock-free stack linked
  * through the objects' first word: the object is dead, its grace period
- * has elapsed), and the next rk_zalloc*() of any thread, or
- * rk_rcu_barrier(), takes the whole stack and frees it.  What stays
- * unfreed is bounded by what the callbacks freed since the last
- * allocation or barrier.
+ * has elapsed), and the next rk_zalloc*() or rk_call_rcu() of any
+ * thread, or rk_rcu_barrier(), takes the whole stack and frees it.  What
+ * stays unfreed is bounded by what the callbacks freed since the last of
+ * those calls; a writer that only removes (retiring objects, allocating
+ * none) still frees at each retirement.
  *
  * Ordering: the push is a release CAS, the take an acquire exchange, so
  * the callback's accesses to an object (and, through the callback's own
@@ -199,6 +200,7 @@ static void rk_call_rcu_trampoline(struct rcu_head *head)
 void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
 		 void (*func)(struct rk_rcu_head *head))
 {
+	rk_free_deferred();
 	head->func = func;
 	/* The writer's stores before call_rcu happen before the callback. */
 	rk_tsan_release(head);
@@ -209,6 +211,7 @@ void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
 		 void (*func)(struct rk_rcu_head *head))
 {
 	/* struct rk_rcu_head is liburcu's own head: no trampoline. */
+	rk_free_deferred();
 	flavor->update_call_rcu(head, func);
 }
 #endif

@@ -36,9 +36,9 @@ static void obj_free_cb(struct rk_rcu_head *h)
 	__atomic_add_fetch(&ran, 1, __ATOMIC_RELEASE);
 }
 
-/* Allocate @n objects, then queue them all: no allocation comes between
- * the first callback and the last queueing (it would take the frees the
- * callbacks have made so far). */
+/* Allocate @n objects, then queue them all inside one read-side
+ * section: no callback runs before the last is queued (an allocation or
+ * an rk_call_rcu() in between would take the frees made so far). */
 static void queue_objs_flavor(const rk_rcu_flavor_t *fl, unsigned long n)
 {
 	struct obj **o = calloc(n, sizeof(*o));
@@ -49,8 +49,10 @@ static void queue_objs_flavor(const rk_rcu_flavor_t *fl, unsigned long n)
 		cr_assert_not_null(o[i]);
 		o[i]->canary = CANARY;
 	}
+	rk_rcu_read_lock_flavor(fl);
 	for (unsigned long i = 0; i < n; i++)
 		rk_call_rcu(fl, &o[i]->rcu, obj_free_cb);
+	rk_rcu_read_unlock_flavor(fl);
 	free(o);
 }
 
@@ -89,11 +91,11 @@ static long heap_bytes(void)
 #define HEAP_COUNTED 0
 #endif
 
-Test(compat_free, callback_frees_wait_for_the_next_allocation)
+/* Register, let @n callbacks free their objects and check that they are
+ * waiting; the heap then (0 where it is not counted). */
+static long callbacks_freed(unsigned long n)
 {
-	const unsigned long n = 1000;
 	long held = 0;
-	void *p;
 
 	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
 	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
@@ -106,16 +108,61 @@ Test(compat_free, callback_frees_wait_for_the_next_allocation)
 #if HEAP_COUNTED
 	held = heap_bytes();
 #endif
-	p = rk_zalloc(64, RK_GFP_KERNEL);	/* takes and frees them all */
-	cr_assert_not_null(p);
+	return held;
+}
+
+/* Nothing waits any more, and the heap dropped by the @n objects. */
+static void check_freed(long held, unsigned long n)
+{
 	cr_assert(!rk_frees_pending());
 #if HEAP_COUNTED
 	cr_assert_geq(held - heap_bytes(), (long)(n * sizeof(struct obj)),
 		      "heap %ld -> %ld", held, heap_bytes());
 #endif
 	(void)held;
+	(void)n;
+}
+
+Test(compat_free, callback_frees_wait_for_the_next_allocation)
+{
+	const unsigned long n = 1000;
+	long held = callbacks_freed(n);
+	void *p;
+
+	p = rk_zalloc(64, RK_GFP_KERNEL);	/* takes and frees them all */
+	cr_assert_not_null(p);
+	check_freed(held, n);
 	rk_free(p, 64);
 	cr_assert(!rk_frees_pending(), "a free outside a callback is immediate");
+	cr_assert_eq(bad, 0);
+	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
+}
+
+static int marker_ran;
+
+/* A callback that frees nothing (its object is the test's). */
+static void marker_cb(struct rk_rcu_head *h)
+{
+	(void)h;
+	__atomic_store_n(&marker_ran, 1, __ATOMIC_RELEASE);
+}
+
+/* A writer that only retires objects (removals) and allocates nothing
+ * still frees what earlier callbacks handed over: at its next
+ * rk_call_rcu(). */
+Test(compat_free, the_next_retirement_frees_them_too)
+{
+	const unsigned long n = 1000;
+	struct obj marker = { 0 };
+	long held;
+
+	marker_ran = 0;
+	held = callbacks_freed(n);
+	/* The marker's own callback frees nothing: nothing can be pending. */
+	rk_call_rcu(RK_RCU_DEFAULT_FLAVOR, &marker.rcu, marker_cb);
+	check_freed(held, n);
+	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);	/* @marker is on the stack */
+	cr_assert(marker_ran);
 	cr_assert_eq(bad, 0);
 	rk_rcu_unregister_thread(RK_RCU_DEFAULT_FLAVOR);
 }
