@@ -377,7 +377,7 @@ void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp);
  * rk_rcu_barrier(): user.c says why. */
 void rk_free(void *p, size_t size);
 /* Userspace only, for tests: whether frees made by RCU callbacks are
- * waiting for the next allocation or barrier. */
+ * waiting for the next rk_zalloc*(), rk_call_rcu() or rk_rcu_barrier(). */
 bool rk_frees_pending(void);
 
 /*
@@ -485,8 +485,8 @@ struct rk_rcu_head {
  * Needs the calling thread registered with @flavor, except for bp. */
 void rk_call_rcu(const rk_rcu_flavor_t *flavor, struct rk_rcu_head *head,
 		 void (*func)(struct rk_rcu_head *head));
-/* Wait for a grace period / for every queued callback (and then free
- * what the callbacks freed with rk_free()). */
+/* Wait for a grace period / for every queued callback; rk_rcu_barrier()
+ * then also frees what the callbacks freed with rk_free(). */
 void rk_synchronize_rcu(const rk_rcu_flavor_t *flavor);
 void rk_rcu_barrier(const rk_rcu_flavor_t *flavor);
 

@@ -2,8 +2,8 @@
 /*
  * compat_free_test.c - the userspace compat layer's frees from RCU
  * callbacks (compat/user.c): made on liburcu's worker thread they are
- * handed to the next rk_zalloc*() or rk_rcu_barrier(), which free()s
- * them; every other free is immediate; an allocator hook sees every free
+ * handed to the next rk_zalloc*(), rk_call_rcu() or rk_rcu_barrier(),
+ * which free()s them; every other free is immediate; an allocator hook sees every free
  * at once; and concurrent writers, callbacks and takers keep each
  * object's last use before its free (TSan checks the ordering).
  */
@@ -91,24 +91,29 @@ static long heap_bytes(void)
 #define HEAP_COUNTED 0
 #endif
 
-/* Register, let @n callbacks free their objects and check that they are
- * waiting; the heap then (0 where it is not counted). */
-static long callbacks_freed(unsigned long n)
+/* Register with @fl, let @n callbacks free their objects and check that
+ * they are waiting; the heap then (0 where it is not counted). */
+static long callbacks_freed_flavor(const rk_rcu_flavor_t *fl, unsigned long n)
 {
 	long held = 0;
 
-	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
-	rk_rcu_barrier(RK_RCU_DEFAULT_FLAVOR);
+	rk_rcu_register_thread(fl);
+	rk_rcu_barrier(fl);
 	ran = bad = 0;
 	cr_assert(!rk_frees_pending());
-	queue_objs(n);
-	wait_ran(n);
+	queue_objs_flavor(fl, n);
+	wait_ran_flavor(fl, n);
 	/* Every callback has run and freed its object: nothing free()d yet. */
 	cr_assert(rk_frees_pending());
 #if HEAP_COUNTED
 	held = heap_bytes();
 #endif
 	return held;
+}
+
+static long callbacks_freed(unsigned long n)
+{
+	return callbacks_freed_flavor(RK_RCU_DEFAULT_FLAVOR, n);
 }
 
 /* Nothing waits any more, and the heap dropped by the @n objects. */
@@ -174,18 +179,12 @@ Test(compat_free, every_flavors_worker_defers)
 					 RK_RCU_FLAVOR_BP };
 
 	for (unsigned int f = 0; f < 3; f++) {
-		void *p;
+		const unsigned long n = 1000;
+		long held = callbacks_freed_flavor(fls[f], n);
+		void *p = rk_zalloc(64, RK_GFP_KERNEL);
 
-		rk_rcu_register_thread(fls[f]);
-		rk_rcu_barrier(fls[f]);
-		ran = bad = 0;
-		cr_assert(!rk_frees_pending());
-		queue_objs_flavor(fls[f], 100);
-		wait_ran_flavor(fls[f], 100);
-		cr_assert(rk_frees_pending(), "flavor %u", f);
-		p = rk_zalloc(64, RK_GFP_KERNEL);
 		cr_assert_not_null(p);
-		cr_assert(!rk_frees_pending());
+		check_freed(held, n);
 		rk_free(p, 64);
 		cr_assert_eq(bad, 0);
 		rk_rcu_unregister_thread(fls[f]);
