@@ -882,7 +882,9 @@ static inline bool __ridr_is_node(const void *s)
  * @live: writer only: records with a non-NULL entry that some slot can
  *        reach.
  * @refs: writer only: slots (or the root) that point here.  More than
- *        one after a burst, until each of them gets a bucket of its own.
+ *        one after a burst, until each of them gets a bucket of its own,
+ *        and after a collapse joined its left neighbour's bucket (sparse
+ *        ids left a few per slot share one bucket; ridr/write.c W14).
  * @rcu: deferred free; overlays the writer-only fields, which nobody
  *       reads once the bucket has left the tree.
  *

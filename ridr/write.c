@@ -74,6 +74,18 @@
  *     freed after every reader that could have reached it has left its
  *     read-side critical section.  A bucket several slots point to is
  *     retired when the last of them stops pointing to it.
+ * W14. Join.  A collapse (W9) below a full node whose slot left of it
+ *     holds a bucket builds one new bucket with the parent's key width:
+ *     the ids of every slot reaching that bucket (all left of the
+ *     collapsing node's, else no join), then the node's ids; publishes
+ *     it in each of those slots and in the node's (W1), then retires the
+ *     old bucket and the node (W12).  Each slot's range has the same
+ *     records in the old object and in the new one, and each slot's
+ *     bits above the new @kshift are fixed by the path, as after a
+ *     burst (W6): a reader through any of the slots, before or after
+ *     its store, sees the same ids.  The shared bucket then behaves as
+ *     a burst's: unshared by W5, tombstones by W3, a slot unlinked when
+ *     its range empties.
  * W13. Conditional updates.  ridr_cmpxchg() and ridr_remove_if() compare
  *     the entry and store (W2, W8) or remove (W3, W8) under the writers'
  *     serialization: no other writer changes the entry in between, and
@@ -1882,11 +1894,139 @@ static inline bool ridr_collapsible(const struct ridr_node *node,
 	return !node->nfull && node->count && node->count <= limit;
 }
 
+/* Append the ids below @node (level @level, first id @base) to the
+ * unpublished bucket @nb, in order.
+ */
+static void ridr_collapse_fill(const struct ridr *map, struct ridr_bucket *nb,
+			       const struct ridr_node *node, unsigned int level,
+			       unsigned long base)
+{
+	unsigned int e;
+
+	for (e = 0; e < RIDR_SLOTS; e++) {
+		unsigned long lo = ridr_slot_base(base, level, e);
+		void *s = ridr_protected(map, node->slots[e]);
+
+		if (level) {
+			if (s)
+				ridr_bucket_copy(map, nb, ridr_to_bucket(s), lo,
+						 lo | ridr_slot_span(level), false,
+						 0, NULL);
+		} else if (!(node->free & (1ULL << e))) {
+			ridr_bucket_push(nb, lo, s ? s : RIDR_RESERVED);
+		}
+	}
+}
+
+/* @node (level @level) has just been unlinked: retire it and drop its
+ * slots' references to the buckets below it (W12).
+ */
+static void ridr_collapse_retire(struct ridr *map, struct ridr_node *node,
+				 unsigned int level)
+{
+	unsigned int e;
+
+	if (level) {
+		for (e = 0; e < RIDR_SLOTS; e++) {
+			void *s = ridr_protected(map, node->slots[e]);
+
+			if (s)
+				ridr_bucket_unref(map, ridr_to_bucket(s), 0);
+		}
+	}
+	ridr_retire_node(map, node);
+}
+
+/*
+ * W14: the collapse of @node (level @level, slot @d of @parent, @total
+ * ids, first id @base) joins the bucket of its left neighbour: one new
+ * bucket with the parent's key width holds the ids of every slot of
+ * @parent that reaches that bucket and @node's ids, and all those slots
+ * and slot @d point to it (a shared bucket, as after a burst, W6).
+ * Skipped (false) if slot @d - 1 holds no bucket, if the bucket holds
+ * no id for the slots reaching it, if a slot right of @d reaches it too
+ * (the records would not stay in order), if the ids would not fit in
+ * one bucket (RIDR_BUCKET_MAX), or if no bucket can be had.
+ *
+ * Why: a sparse range whose ids are left one or a few per slot (the
+ * long-lived ids of cyclic allocation, one per 4096 in ridr_kernel_bench
+ * memory (c)) would otherwise cost a bucket per slot, whose 24-byte
+ * header and the allocator's 8-16 bytes cost as much as its ids' records
+ * (10 bytes each); a shared bucket pays them once per up to
+ * RIDR_BUCKET_MAX ids (4-byte keys there: 12 bytes a record).  Slots are unshared again by
+ * W5 when one of them gets a new id, and unlinked when their range
+ * empties (ridr_remove_spot_slow()), as after a burst.
+ */
+static bool ridr_collapse_join(struct ridr *map, struct ridr_node *node,
+			       unsigned int level, struct ridr_node *parent,
+			       unsigned int d, unsigned long base,
+			       unsigned int total)
+{
+	unsigned int ks = (level + 2) * RIDR_SHIFT, e, add = 0;
+	uint64_t on = 0;
+	struct ridr_bucket *b, *nb;
+	void *w;
+
+	if (!d)
+		return false;
+	w = ridr_protected(map, parent->slots[d - 1]);
+	if (!w || !ridr_kind(w))
+		return false;
+	b = ridr_to_bucket(w);
+	for (e = 0; e < RIDR_SLOTS; e++) {
+		unsigned long lo = ridr_slot_base(base, level + 1, e);
+
+		if (ridr_protected(map, parent->slots[e]) != w)
+			continue;
+		if (e > d)
+			return false;
+		on |= 1ULL << e;
+		add += ridr_bucket_count(map, b, lo,
+					 lo | ridr_slot_span(level + 1));
+	}
+	if (!add || add + total > RIDR_BUCKET_MAX)
+		return false;
+	nb = ridr_bucket_new(map, ks < RIDR_ID_BITS ? ks : RIDR_ID_BITS,
+			     ridr_bucket_cap_for(add + total));
+	if (!nb)
+		return false;
+	/* Keys are re-based to the parent's width: the slots' ranges first,
+	 * in slot order, then @node's, which lie above them all.
+	 */
+	for (e = 0; e < d; e++) {
+		unsigned long lo = ridr_slot_base(base, level + 1, e);
+
+		if (on & (1ULL << e))
+			ridr_bucket_copy(map, nb, b, lo,
+					 lo | ridr_slot_span(level + 1), false,
+					 0, NULL);
+	}
+	ridr_collapse_fill(map, nb, node, level, base);
+	nb->u.w.live = add + total;
+	nb->u.w.refs = (uint32_t)rk_popcount64(on) + 1;
+	/* Each slot's release store publishes @nb (W1); a reader through
+	 * any of these slots finds the same records for its range in the
+	 * old object and in @nb (R2, R4), whichever it loaded, so the order
+	 * of the stores does not matter.
+	 */
+	rk_rcu_assign_pointer(parent->slots[d], ridr_bucket_word(nb));
+	parent->nfull--;
+	for (e = 0; e < d; e++) {
+		if (!(on & (1ULL << e)))
+			continue;
+		rk_rcu_assign_pointer(parent->slots[e], ridr_bucket_word(nb));
+		ridr_bucket_unref(map, b, 0);	/* the last one retires it */
+	}
+	ridr_collapse_retire(map, node, level);
+	return true;
+}
+
 /*
  * W9: replace the full node @node (level @level; the root if @parent is
  * NULL, else slot @d of @parent) by one bucket with its ids, if it has
- * no full child and at most @limit ids.  Skipped (false) if not, or if
- * no bucket can be had without sleeping.
+ * no full child and at most @limit ids: the bucket of its left
+ * neighbour if it can join it (W14), else a new one.  Skipped (false)
+ * if not, or if no bucket can be had without sleeping.
  */
 static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 			  unsigned int level, struct ridr_node *parent,
@@ -1921,23 +2061,14 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 	}
 	if (!total || total > limit)
 		return false;
+	if (parent &&
+	    ridr_collapse_join(map, node, level, parent, d, base, total))
+		return true;
 	ks = parent ? (level + 1) * RIDR_SHIFT : ridr_root_kshift(max);
 	nb = ridr_bucket_new(map, ks, ridr_bucket_cap_for(total));
 	if (!nb)
 		return false;
-	for (e = 0; e < RIDR_SLOTS; e++) {
-		unsigned long lo = ridr_slot_base(base, level, e);
-		void *s = ridr_protected(map, node->slots[e]);
-
-		if (level) {
-			if (s)
-				ridr_bucket_copy(map, nb, ridr_to_bucket(s), lo,
-						 lo | ridr_slot_span(level), false,
-						 0, NULL);
-		} else if (!(node->free & (1ULL << e))) {
-			ridr_bucket_push(nb, lo, s ? s : RIDR_RESERVED);
-		}
-	}
+	ridr_collapse_fill(map, nb, node, level, base);
 	nb->u.w.live = total;
 	if (parent) {
 		rk_rcu_assign_pointer(parent->slots[d], ridr_bucket_word(nb));
@@ -1946,15 +2077,7 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 		rk_rcu_assign_pointer(map->root, ridr_bucket_word(nb));
 	}
 	/* Unreachable now (W12): its buckets, then the node. */
-	if (level) {
-		for (e = 0; e < RIDR_SLOTS; e++) {
-			void *s = ridr_protected(map, node->slots[e]);
-
-			if (s)
-				ridr_bucket_unref(map, ridr_to_bucket(s), 0);
-		}
-	}
-	ridr_retire_node(map, node);
+	ridr_collapse_retire(map, node, level);
 	return true;
 }
 

@@ -702,6 +702,131 @@ T(a_node_with_few_ids_below_merges_into_a_bucket)
 	ridr_destroy(&m);
 }
 
+/*
+ * W14: the long-lived ids of cyclic allocation (every 1000th id of a
+ * dense run whose other ids are removed in order, as ridr_kernel_bench
+ * memory (c) does) are left about four per 4096-id slot of the root;
+ * each 4096-id node's collapse joins its left neighbour's bucket, so the
+ * root's slots share one bucket per RIDR_BUCKET_MAX ids instead of
+ * holding one each.
+ */
+/* ridr/internal.h's RIDR_BUCKET_MAX: the most ids a bucket holds. */
+#define BUCKET_MAX 32
+#define SPARSE_SLOTS 12UL	/* 4096-id slots of the root (level 2) */
+#define SPARSE_N (SPARSE_SLOTS * 4096)
+
+/* Distinct buckets in the root's slots, and slots holding a bucket. */
+static unsigned int root_slot_buckets(struct ridr *m, unsigned int *slots)
+{
+	unsigned long seen[RIDR_SLOTS], w;
+	const struct ridr_node *root;
+	unsigned int n = 0;
+
+	*slots = 0;
+	rk_rcu_read_lock();
+	w = (unsigned long)rk_rcu_dereference(m->root);
+	cr_assert(w & 1, "the root is not a full node");
+	root = (const struct ridr_node *)(w & ~(unsigned long)(RIDR_NODE_ALIGN - 1));
+	for (unsigned int e = 0; e < RIDR_SLOTS; e++) {
+		unsigned long s = (unsigned long)rk_rcu_dereference(root->slots[e]);
+		unsigned int k;
+
+		if (!s || (s & 1))
+			continue;
+		(*slots)++;
+		for (k = 0; k < n && seen[k] != s; k++)
+			;
+		if (k == n)
+			seen[n++] = s;
+	}
+	rk_rcu_read_unlock();
+	return n;
+}
+
+/* Build ids 0..SPARSE_N-1, then remove all but every 1000th in order;
+ * @fail: while removing, allocations of more than 100 bytes fail: the
+ * joins' buckets (4-byte keys, 8 ids and more: 120 bytes and more with
+ * 64-bit pointers), not the plain collapses' here (2-byte keys, at most
+ * 5 ids: 88 bytes).  Returns the number of ids kept, in @ids.
+ */
+static long sparse_tail(struct ridr *m, unsigned long *ids, bool fail)
+{
+	long n = 0;
+
+	ridr_init(m);
+	for (unsigned long i = 0; i < SPARSE_N; i++)
+		must(m, P(i % 1000 == 999 ? (unsigned long)n++ : 9999), 0,
+		     ULONG_MAX, i);
+	for (unsigned long i = 0; i < SPARSE_N; i++) {
+		if (i % 1000 == 999)
+			continue;
+		fx_alloc.fail_above = fail ? 100 : 0;
+		cr_assert_eq(ridr_remove(m, i, NULL), 0);
+	}
+	fx_alloc.fail_above = 0;
+	n = 0;
+	for (unsigned long i = 999; i < SPARSE_N; i += 1000)
+		ids[n++] = i;
+	expect_exactly(m, ids, n, NULL, "after the removals");
+	memory_is_what_is_allocated(m);
+	return n;
+}
+
+T(sparse_collapses_join_their_neighbours_bucket)
+{
+	static unsigned long ids[SPARSE_N / 1000 + 2];
+	unsigned int shared, solo_n, slots, solo_slots;
+	size_t solo_bytes;
+	struct ridr m;
+	long n;
+
+	/* Without the join (each join's allocation fails, the collapse
+	 * falls back to a bucket of its own): one bucket per slot.
+	 */
+	sparse_tail(&m, ids, true);
+	solo_n = root_slot_buckets(&m, &solo_slots);
+	solo_bytes = ridr_memory(&m);
+	ridr_destroy(&m);
+	cr_assert_eq(solo_n, solo_slots, "a join happened though its "
+		     "allocation failed: %u buckets in %u slots", solo_n,
+		     solo_slots);
+	cr_assert_geq(solo_slots, SPARSE_SLOTS - 1);
+
+	n = sparse_tail(&m, ids, false);
+	shared = root_slot_buckets(&m, &slots);
+	cr_assert_eq(slots, solo_slots);
+	cr_assert_leq(shared, (unsigned int)(n + BUCKET_MAX - 1) / BUCKET_MAX + 1,
+		      "%ld ids in %u slots kept %u buckets: no join", n, slots,
+		      shared);
+	/* Each bucket saved its 24-byte header at least. */
+	cr_expect_leq(ridr_memory(&m) + (solo_n - shared) * 24, solo_bytes,
+		      "shared %zu bytes, one each %zu", ridr_memory(&m),
+		      solo_bytes);
+
+	/* A new id in a shared slot's range unshares that slot (W5). */
+	for (long k = n; k > 5; k--)
+		ids[k] = ids[k - 1];
+	ids[5] = ids[4] + 7;	/* 4006: slot 0, shared */
+	must(&m, P(5), ids[5], ids[5], ids[5]);
+	for (long k = 6; k <= n; k++)
+		cr_assert_eq(ridr_replace(&m, P(k), ids[k], NULL), 0);
+	n++;
+	expect_exactly(&m, ids, n, NULL, "after a new id in a shared slot");
+	memory_is_what_is_allocated(&m);
+
+	/* Removing every id of one shared slot unlinks it; removing the
+	 * rest empties the map down to its idle bound.
+	 */
+	while (n > 0) {
+		cr_assert_eq(ridr_remove(&m, ids[n - 1], NULL), 0);
+		n--;
+		expect_exactly(&m, ids, n, NULL, "removing from the top");
+	}
+	cr_expect_leq(ridr_memory(&m), IDLE_BOUND);
+	memory_is_what_is_allocated(&m);
+	ridr_destroy(&m);
+}
+
 T(reservations_survive_every_transition)
 {
 	static unsigned long ids[100];

@@ -46,6 +46,8 @@ static void *counting_alloc(size_t size, size_t align, void *ctx)
 		__atomic_add_fetch(&c->watch_allocs, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&c->fail_all, __ATOMIC_RELAXED))
 		return NULL;
+	if (c->fail_above && size > c->fail_above)
+		return NULL;
 	if (__atomic_load_n(&c->fail_from, __ATOMIC_RELAXED) > 0 &&
 	    __atomic_sub_fetch(&c->fail_from, 1, __ATOMIC_RELAXED) == 0) {
 		/* Stays at 0 with fail_all set from now on. */

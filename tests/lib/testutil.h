@@ -67,7 +67,8 @@ void rk_start_wait(struct rk_start *s, int participants);
  * Counting allocator: live bytes and objects, and failure injection.
  * fail_at = k > 0 makes the k-th allocation from now fail (once);
  * fail_from = k > 0 makes the k-th allocation from now and every later
- * one fail; fail_all makes every allocation fail.
+ * one fail; fail_all makes every allocation fail; fail_above = k > 0
+ * makes every allocation of more than k bytes fail.
  */
 struct rk_counting_alloc {
 	long live_bytes;
@@ -78,6 +79,7 @@ struct rk_counting_alloc {
 	/* Allocations of exactly watch_size bytes are also counted here. */
 	size_t watch_size;
 	long watch_allocs;
+	size_t fail_above;
 	bool fail_all;
 	struct rk_allocator hook;
 };
