@@ -113,7 +113,10 @@ left out of `//benchmarks`, and `scripts/bench.sh` says so.
 Workloads (source header of `benchmarks/ridr_kernel_bench.c`):
 
 - **memory** (`kbase_memory`): heap bytes (`mallinfo2`, after a grace
-  period, with malloc's overhead) for the whole map and per live id, and
+  period, with malloc's overhead; glibc's per-thread cache off for every
+  structure, `GLIBC_TUNABLES=glibc.malloc.tcache_count=0`, since
+  `mallinfo2` counts the freed chunks it keeps as in use: docs/ridr.md,
+  "Memory") for the whole map and per live id, and
   the structure's own object bytes where it can tell (`ridr_memory()`; the
   harness's slab objects, object size x live objects, for the kernel
   structures, leaving out the IDR's per-CPU preload reserve; the flat array

@@ -12,7 +12,8 @@
  *
  *   memory   Bytes for the whole map and per live id, after a grace period
  *            (rcu_barrier): heap bytes from mallinfo2() (what malloc holds,
- *            with its overhead), and the structure's own object bytes
+ *            with its overhead; glibc's per-thread cache off, see
+ *            memory_without_tcache()), and the structure's own object bytes
  *            where it can tell (ridr_memory(); for the kernel structures
  *            the harness's slab bytes, object size x live objects; the
  *            flat array: 8 bytes x (largest id + 1), computed, not built).
@@ -62,6 +63,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 #include <urcu/rculfhash.h>
 
 #include "benchmarks/lib/flatmap.h"
@@ -560,6 +562,41 @@ static void fmt_bytes(char *buf, size_t len, double b)
 		snprintf(buf, len, "%.0f B", b);
 }
 
+/*
+ * Heap bytes are measured with glibc's per-thread cache off: it keeps up
+ * to 7 freed chunks of each size class for the thread that freed them,
+ * which mallinfo2() counts as in use, so a structure that frees chunks
+ * of more size classes while it is built (copies, retired nodes: freed
+ * by the measuring thread since compat's deferred frees, or by liburcu's
+ * worker) would be charged for memory it no longer holds, up to some
+ * kilobytes, whatever it keeps.  The tunable is read at startup only:
+ * the memory command runs itself again with it, for every structure
+ * alike.  RK_MEMORY_TCACHE=1 measures with the cache on instead.
+ */
+static bool memory_tcache_on;
+
+static void memory_without_tcache(char **argv)
+{
+	const char *mode = getenv("RK_MEMORY_TCACHE"), *old;
+	char *tun;
+
+	if (mode) {
+		memory_tcache_on = strcmp(mode, "0") != 0;
+		return;
+	}
+	old = getenv("GLIBC_TUNABLES");
+	if (asprintf(&tun, "%s%sglibc.malloc.tcache_count=0", old ? old : "",
+		     old && *old ? ":" : "") < 0)
+		die("out of memory");
+	if (setenv("GLIBC_TUNABLES", tun, 1) || setenv("RK_MEMORY_TCACHE", "0", 1))
+		die("setenv");
+	execv("/proc/self/exe", argv);
+	fprintf(stderr, "[kbase_memory] cannot run again without glibc's "
+		"thread cache (%s): measuring with it\n", strerror(errno));
+	memory_tcache_on = true;
+	free(tun);
+}
+
 static int cmd_memory(bool quick, const char *json)
 {
 	unsigned long n[MEM_N] = { 2048, 100000, 1000000, 1000000 };
@@ -595,10 +632,16 @@ static int cmd_memory(bool quick, const char *json)
 	}
 
 	printf("\n### kbase_memory\n\nheap bytes (mallinfo2, incl. malloc's "
-	       "overhead) for the whole map, and in parentheses the "
+	       "overhead; %s) for the whole map, and in parentheses the "
 	       "structure's own object bytes (ridr_memory(); kernel: the "
 	       "harness's slab objects).  flat array: 8 B x (largest id + 1), "
-	       "computed.\n\n| workload | live ids |");
+	       "computed.\n\n| workload | live ids |",
+	       memory_tcache_on ?
+		       "glibc's per-thread cache on: the freed chunks it keeps "
+		       "are counted" :
+		       "glibc's per-thread cache off, "
+		       "GLIBC_TUNABLES=glibc.malloc.tcache_count=0, so freed "
+		       "chunks it would keep are not counted");
 	for (size_t i = 0; i < MEM_NST; i++)
 		printf(" %s |", st_name[mem_st[i]]);
 	printf(" flat array |\n|---|---|");
@@ -655,7 +698,8 @@ static int cmd_memory(bool quick, const char *json)
 	fprintf(j, "{\n  \"benchmark\": \"kbase_memory\",\n  \"title\": "
 		   "\"bytes per live id (heap, mallinfo2)\",\n  \"unit\": "
 		   "\"bytes per live id\",\n  \"log\": true,\n  \"quick\": %s,\n"
-		   "  \"groups\": [", quick ? "true" : "false");
+		   "  \"tcache\": %s,\n  \"groups\": [", quick ? "true" : "false",
+		memory_tcache_on ? "true" : "false");
 	for (int w = 0; w < MEM_N; w++)
 		fprintf(j, "%s\"%s\"", w ? ", " : "", mem_key[w]);
 	fprintf(j, "],\n  \"series\": [\n");
@@ -1291,6 +1335,8 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		usage(argv[0]);
+	if (!strcmp(argv[1], "memory"))
+		memory_without_tcache(argv);
 	rk_rcu_register_thread(RK_RCU_DEFAULT_FLAVOR);
 	kb_init();
 	if (!strcmp(argv[1], "icount")) {
