@@ -572,28 +572,29 @@ static void fmt_bytes(char *buf, size_t len, double b)
  * kilobytes, whatever it keeps.  The tunable is read at startup only:
  * the memory command runs itself again with it, for every structure
  * alike.  RK_MEMORY_TCACHE=1 measures with the cache on instead.
+ * Whether the cache is off is read from GLIBC_TUNABLES itself, not from
+ * a marker, so the tables never claim a setting the process lacks.
  */
+#define MEMORY_NO_TCACHE "glibc.malloc.tcache_count=0"
 static bool memory_tcache_on;
 
 static void memory_without_tcache(char **argv)
 {
-	const char *mode = getenv("RK_MEMORY_TCACHE"), *old;
+	const char *mode = getenv("RK_MEMORY_TCACHE");
+	const char *old = getenv("GLIBC_TUNABLES");
 	char *tun;
 
-	if (mode) {
-		memory_tcache_on = strcmp(mode, "0") != 0;
+	memory_tcache_on = !old || !strstr(old, MEMORY_NO_TCACHE);
+	if (!memory_tcache_on || (mode && strcmp(mode, "0")))
 		return;
-	}
-	old = getenv("GLIBC_TUNABLES");
-	if (asprintf(&tun, "%s%sglibc.malloc.tcache_count=0", old ? old : "",
+	if (asprintf(&tun, "%s%s" MEMORY_NO_TCACHE, old ? old : "",
 		     old && *old ? ":" : "") < 0)
 		die("out of memory");
-	if (setenv("GLIBC_TUNABLES", tun, 1) || setenv("RK_MEMORY_TCACHE", "0", 1))
+	if (setenv("GLIBC_TUNABLES", tun, 1))
 		die("setenv");
 	execv("/proc/self/exe", argv);
 	fprintf(stderr, "[kbase_memory] cannot run again without glibc's "
 		"thread cache (%s): measuring with it\n", strerror(errno));
-	memory_tcache_on = true;
 	free(tun);
 }
 

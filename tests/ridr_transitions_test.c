@@ -757,10 +757,10 @@ static long sparse_tail(struct ridr *m, unsigned long *ids, bool fail)
 	for (unsigned long i = 0; i < SPARSE_N; i++)
 		must(m, P(i % 1000 == 999 ? (unsigned long)n++ : 9999), 0,
 		     ULONG_MAX, i);
+	fx_alloc.fail_above = fail ? 100 : 0;
 	for (unsigned long i = 0; i < SPARSE_N; i++) {
 		if (i % 1000 == 999)
 			continue;
-		fx_alloc.fail_above = fail ? 100 : 0;
 		cr_assert_eq(ridr_remove(m, i, NULL), 0);
 	}
 	fx_alloc.fail_above = 0;
