@@ -86,14 +86,78 @@ rk_export_symbol(ridr_find_noinline);
  * leaves of a dense tree: its upper levels are few and stay cached; the
  * buckets of a sparse one), so their misses overlap, up to a group's
  * worth, instead of following one another; the walks above them are
- * branch-predictable loops whose loads the core overlaps by itself.  32
+ * branch-predictable steps whose loads the core overlaps by itself.  32
  * keeps that many misses in flight (DPDK's rte_hash bulk lookup works in
  * the same way) with a 256-byte array of state.
  */
 #define RIDR_BULK_GROUP 32
 
 /*
- * One group of at most RIDR_BULK_GROUP ids below the root word @w.
+ * One step of a bulk walk: from the full node *@t (a word tagged FULL)
+ * to its slot for @id at @shift, into *@t.  False if that word is not a
+ * full node (a bucket, or NULL): the walk ends there.
+ */
+static rk_always_inline bool ridr_bulk_step(const void **t, unsigned long id,
+					    unsigned int shift)
+{
+	*t = __ridr_slot(__ridr_slot_node(*t), id, shift);
+	return likely(__ridr_is_node(*t));
+}
+
+/*
+ * The first pass of a bulk walk for one id, from the root node's word
+ * @t (tagged FULL) whose digit is at @shift, @id within the root's
+ * range: what ridr_find() loads on the way down, the same helpers, one
+ * dependent load per level.  With @shift a constant (ridr_find_group()'s
+ * switch) the levels are unrolled, each step a shift, a mask, the load
+ * and a test; a tree of ids above 2^36 takes its top levels in a loop.
+ *
+ * Returns what ends the walk, without reading it: a leaf's slot for
+ * @id, as the address of that slot (8-byte aligned, so its three low
+ * bits are clear), prefetched; or the word of a bucket (a kind in bits
+ * 1-2), its first 64 bytes prefetched; or NULL.
+ */
+static rk_always_inline const void *ridr_bulk_walk(const void *t,
+						   unsigned long id,
+						   unsigned int shift)
+{
+	const void *slot;
+
+	for (; shift > 5 * RIDR_SHIFT; shift -= RIDR_SHIFT)
+		if (!ridr_bulk_step(&t, id, shift))
+			goto stop;
+	/* Shifts are multiples of RIDR_SHIFT: each test is "this level is
+	 * below the root", decided at compile time with a constant @shift.
+	 */
+	if (shift >= 5 * RIDR_SHIFT && !ridr_bulk_step(&t, id, 5 * RIDR_SHIFT))
+		goto stop;
+	if (shift >= 4 * RIDR_SHIFT && !ridr_bulk_step(&t, id, 4 * RIDR_SHIFT))
+		goto stop;
+	if (shift >= 3 * RIDR_SHIFT && !ridr_bulk_step(&t, id, 3 * RIDR_SHIFT))
+		goto stop;
+	if (shift >= 2 * RIDR_SHIFT && !ridr_bulk_step(&t, id, 2 * RIDR_SHIFT))
+		goto stop;
+	if (shift >= RIDR_SHIFT && !ridr_bulk_step(&t, id, RIDR_SHIFT))
+		goto stop;
+	/* A leaf: its slot for @id holds the entry. */
+	slot = &__ridr_slot_node(t)->slots[id & (RIDR_SLOTS - 1)];
+	rk_prefetch(slot);
+	return slot;
+stop:
+	if (t) {
+		/* A bucket: header, keys and (if small) entries in its
+		 * first 64 bytes.
+		 */
+		rk_prefetch(ridr_to_bucket(t));
+		rk_prefetch((const char *)ridr_to_bucket(t) + 63);
+	}
+	return t;
+}
+
+/*
+ * One group of at most RIDR_BULK_GROUP ids below the root full node
+ * whose word, as a slot would hold it (tagged FULL), is @t and whose
+ * digit is at @shift (a constant in each call of ridr_find_group()).
  *
  * Ordering: every load is the one ridr_find() makes for that id, through
  * the same helpers (ridr.h): map->root once for the group (each id is
@@ -101,26 +165,64 @@ rk_export_symbol(ridr_find_noinline);
  * one __ridr_slot(), an rk_rcu_dereference() of a slot in the node the
  * previous load returned (R1, R2); the last load, of the leaf's slot, or
  * __ridr_find_slow() on the bucket word loaded from a slot (R3, R4),
- * comes in the second pass.  Between the two a walk only parks the word
- * that leads to that object in end[]: a local copy, like a register
- * spill in ridr_find(), which keeps the address dependency.
- * rk_prefetch() is a hint: it orders nothing and loads no value the walk
- * uses, so it needs no pairing.  The second pass may run long after the
- * first, but inside the caller's read-side section: every object a walk
- * reached stays intact until it ends (R5).
+ * comes in the second pass.  Between the two a walk only parks in end[]
+ * the address of that leaf slot, or the bucket's word: a local copy,
+ * like a register spill in ridr_find(), computed from the loaded value,
+ * which keeps the address dependency.  rk_prefetch() is a hint: it
+ * orders nothing and loads no value the walk uses, so it needs no
+ * pairing.  The second pass may run long after the first, but inside
+ * the caller's read-side section: every object a walk reached stays
+ * intact until it ends (R5).
+ */
+static rk_always_inline unsigned int
+ridr_find_group_at(const void *t, unsigned int shift, const unsigned long *ids,
+		   unsigned int n, void **out)
+{
+	/* Per id: the end of its walk (ridr_bulk_walk()), NULL for an id
+	 * beyond the root.
+	 */
+	const void *end[RIDR_BULK_GROUP];
+	unsigned int i, found = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned long id = ids[i];
+
+		end[i] = __ridr_beyond_root(id, shift) ?
+				 NULL :
+				 ridr_bulk_walk(t, id, shift);
+	}
+	for (i = 0; i < n; i++) {
+		const void *e = end[i];
+		void *entry;
+
+		if (likely(!((unsigned long)e & RIDR_KIND_MASK)))
+			/* A leaf's slot (prefetched by now), or NULL. */
+			entry = e ? rk_rcu_dereference(
+					    *(void __rk_rcu *const *)e) :
+				    NULL;
+		else	/* a bucket, prefetched by now */
+			entry = __ridr_find_slow(e, ids[i], false);
+		out[i] = entry;
+		found += !!entry;
+	}
+	return found;
+}
+
+/*
+ * One group of at most RIDR_BULK_GROUP ids below the root word @w: a
+ * root bucket or an empty map is one object for every id; a root full
+ * node goes to ridr_find_group_at() with its digit's shift as a
+ * constant for the heights of trees up to 36 bits (the others share one
+ * copy, their top levels in a loop).
  */
 static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 				    unsigned int n, void **out)
 {
-	/* Per id: the word of the object its walk ends at (a leaf tagged
-	 * FULL, or a bucket), NULL if the walk has ended already (an
-	 * empty slot, an id beyond the root).
-	 */
-	const void *end[RIDR_BULK_GROUP];
-	unsigned int root_shift, i, found = 0;
+	/* The root node as a slot would hold it (ridr_find()). */
+	const void *t = (const void *)(w & ~RIDR_ROOT_SHIFT_MASK);
+	unsigned int i, found = 0;
 
 	if (!__ridr_is_node((const void *)w)) {
-		/* Empty map or root bucket: one object for every id. */
 		for (i = 0; i < n; i++) {
 			out[i] = __ridr_find_slow((const void *)w, ids[i],
 						  true);
@@ -128,48 +230,23 @@ static unsigned int ridr_find_group(unsigned long w, const unsigned long *ids,
 		}
 		return found;
 	}
-	root_shift = __ridr_root_shift(w);
-	for (i = 0; i < n; i++) {
-		unsigned long id = ids[i];
-		unsigned int shift = root_shift;
-		/* The root node as a slot would hold it (ridr_find()). */
-		const void *t = (const void *)(w & ~RIDR_ROOT_SHIFT_MASK);
-
-		end[i] = NULL;
-		if (__ridr_beyond_root(id, shift))
-			continue;
-		while (shift) {
-			t = __ridr_slot(__ridr_slot_node(t), id, shift);
-			if (unlikely(!__ridr_is_node(t)))
-				break;	/* a bucket, or NULL */
-			shift -= RIDR_SHIFT;
-		}
-		end[i] = t;
-		if (!t)
-			continue;
-		if (__ridr_is_node(t)) {	/* a leaf: the entry's slot */
-			rk_prefetch(&__ridr_slot_node(t)->slots[
-				id & (RIDR_SLOTS - 1)]);
-		} else {
-			/* A bucket: header, keys and (if small) entries in
-			 * its first 64 bytes.
-			 */
-			rk_prefetch(ridr_to_bucket(t));
-			rk_prefetch((const char *)ridr_to_bucket(t) + 63);
-		}
+	switch (__ridr_root_shift(w)) {
+	case 0:
+		return ridr_find_group_at(t, 0, ids, n, out);
+	case RIDR_SHIFT:
+		return ridr_find_group_at(t, RIDR_SHIFT, ids, n, out);
+	case 2 * RIDR_SHIFT:
+		return ridr_find_group_at(t, 2 * RIDR_SHIFT, ids, n, out);
+	case 3 * RIDR_SHIFT:
+		return ridr_find_group_at(t, 3 * RIDR_SHIFT, ids, n, out);
+	case 4 * RIDR_SHIFT:
+		return ridr_find_group_at(t, 4 * RIDR_SHIFT, ids, n, out);
+	case 5 * RIDR_SHIFT:
+		return ridr_find_group_at(t, 5 * RIDR_SHIFT, ids, n, out);
+	default:
+		return ridr_find_group_at(t, __ridr_root_shift(w), ids, n,
+					  out);
 	}
-	for (i = 0; i < n; i++) {
-		const void *t = end[i];
-
-		if (!t)			/* NULL slot, or beyond the root */
-			out[i] = NULL;
-		else if (__ridr_is_node(t))	/* a leaf: the entry */
-			out[i] = __ridr_slot(__ridr_slot_node(t), ids[i], 0);
-		else			/* a bucket, prefetched by now */
-			out[i] = __ridr_find_slow(t, ids[i], false);
-		found += !!out[i];
-	}
-	return found;
 }
 
 int ridr_find_bulk(const struct ridr *map, const unsigned long *ids,

@@ -1077,10 +1077,9 @@ void *ridr_find_noinline(const struct ridr *map, unsigned long id);
  * the entries, so the cache misses at the bottom of different walks
  * overlap instead of following one another.  In a tree larger than the
  * caches (benchmarks/ridr_bulk_bench.c, 10^6 ids, batches of 16-32):
- * about 2.5x a loop of ridr_find() where lookups end in buckets (sparse
- * ids), 1.2-1.5x through dense full nodes, whose lookups the core
- * already overlaps in a loop.  For a few hot ids a loop of ridr_find()
- * is faster.
+ * about 2.2-2.6x a loop of ridr_find() where lookups end in buckets
+ * (sparse ids), 1.45-2.0x through dense full nodes, whose lookups the
+ * core already overlaps in a loop.
  *
  * Ordering: each id is found as by its own ridr_find(), with the same
  * dependent loads: its entry before or after any concurrent change, and

@@ -10,6 +10,7 @@
  * under a writer in ridr_stress_test.c.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,6 +218,53 @@ T(tall_tree_and_ids_beyond_the_root)
 	ids[n++] = ULONG_MAX - 1;
 	check_sizes(&m, ids, n, "full-height tree");
 	ridr_destroy(&m);
+}
+
+/*
+ * Every height of a tree of full nodes, 1 to RIDR_MAX_LEVELS levels
+ * (each height is walked by its own unrolled copy, the tallest ones by
+ * a loop): dense ids 0..199 below a root grown to the height by one
+ * high id, so that the dense ids' walks pass every level through full
+ * nodes.  Probes: live and free ids of the dense leaves, an empty slot
+ * of the root, the high id and its neighbour, ids beyond the root.
+ */
+T(every_height_walks_like_ridr_find)
+{
+	unsigned long ids[MAXB];
+
+	for (unsigned int h = 1; h <= RIDR_MAX_LEVELS; h++) {
+		unsigned int shift = (h - 1) * RIDR_SHIFT, n = 0;
+		unsigned long high = 1UL << shift, root;
+		char what[32];
+		struct ridr m;
+
+		ridr_init(&m);
+		for (unsigned long i = 0; i < (h == 1 ? 50 : 200); i++)
+			must_alloc(&m, P(i), 0, ULONG_MAX);
+		if (h >= 3)
+			cr_assert_eq(ridr_insert(&m, high, P(7)), 0);
+		root = (unsigned long)m.root;
+		cr_assert(root & RIDR_TAG_FULL, "height %u: a full root", h);
+		cr_assert_eq(root & RIDR_ROOT_SHIFT_MASK, shift,
+			     "height %u: the root's digit at bit %lu", h,
+			     root & RIDR_ROOT_SHIFT_MASK);
+		for (unsigned long i = 0; i < 40; i++)
+			ids[n++] = i * 7;	/* 0..273: live and free */
+		ids[n++] = high;
+		ids[n++] = high + 1;
+		ids[n++] = high - 1;
+		if (h < RIDR_MAX_LEVELS) {
+			ids[n++] = high << RIDR_SHIFT;	/* beyond the root */
+			ids[n++] = (high << RIDR_SHIFT) - 1;
+			ids[n++] = (high << RIDR_SHIFT) + 5;
+		}
+		ids[n++] = ULONG_MAX;
+		ids[n++] = 63;
+		ids[n++] = 64;
+		snprintf(what, sizeof(what), "height %u", h);
+		check_sizes(&m, ids, n, what);
+		ridr_destroy(&m);
+	}
 }
 
 T(duplicates_get_the_same_entry)
