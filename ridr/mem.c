@@ -102,8 +102,11 @@ static struct ridr_node *ridr_spare_take(struct ridr *map, bool alone)
 	struct ridr_node *node = map->spare;
 
 	if (node) {
-		map->spare = (struct ridr_node *)rk_rcu_dereference_protected(
-			node->slots[0], ridr_spare_held(map, alone));
+		void *s;
+
+		s = rk_rcu_dereference_protected(node->slots[0],
+						 ridr_spare_held(map, alone));
+		map->spare = s;
 		rk_rcu_init_pointer(node->slots[0], NULL);
 		/* Not ridr_bytes_add(): @bytes belongs to the writer, and
 		 * ridr_preload() runs beside it under the spare lock alone.
@@ -458,7 +461,8 @@ void ridr_destroy(struct ridr *map)
 	/* No lock: nobody else uses the map now (no writer, no preload),
 	 * and ridr_destroy() may run in an RCU callback (softirq in the
 	 * kernel: free_signal_struct()), where taking the spare lock, which
-	 * process context takes with softirqs enabled, could deadlock. */
+	 * process context takes with softirqs enabled, could deadlock.
+	 */
 	while (ridr_spare_count(map))
 		rk_cache_free(&ridr_node_cache, ridr_spare_take(map, true));
 	rk_write_once(map->next, 0);

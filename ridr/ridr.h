@@ -993,6 +993,7 @@ static rk_always_inline void *__ridr_root_probe(unsigned long w,
 		(const struct ridr_bucket *)(w & ~RIDR_KIND_MASK);
 	const uint64_t *data = __ridr_bucket_data(b);
 	void __rk_rcu *const *ents;
+	/* R3: pairs with the release of @n by a bucket append. */
 	unsigned int n = rk_load_acquire(b->n);
 	unsigned long d = __ridr_root_index(data, kb, n, id);
 	void *e;

@@ -1808,14 +1808,15 @@ static void ridr_prune(struct ridr *map, unsigned long id, unsigned int level)
 		 * now (this slot).
 		 */
 		{
-			unsigned int l;
+			unsigned int l, dl;
 			void *w = ridr_protected(map, map->root);
 			struct ridr_node *node = ridr_to_node(w);
 
 			for (l = top; l > level + 1; l--) {
-				node->free |= 1ULL << ridr_digit(id, l);
-				node = ridr_to_node(
-					ridr_protected(map, node->slots[ridr_digit(id, l)]));
+				dl = ridr_digit(id, l);
+				node->free |= 1ULL << dl;
+				w = ridr_protected(map, node->slots[dl]);
+				node = ridr_to_node(w);
 			}
 		}
 		if (parent->count || level + 1 >= top)

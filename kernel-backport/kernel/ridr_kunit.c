@@ -348,7 +348,7 @@ static bool model_step(struct kunit *test, struct ridr *map,
 	default: /* lookup */
 		e = find_id(map, id);
 		if (e != model_entry(m, id)) {
-			KUNIT_FAIL(test, "op %u: find %lx: %px, model %px",
+			KUNIT_FAIL(test, "op %u: find %lx: %p, model %p",
 				   op, id, e, model_entry(m, id));
 			return false;
 		}
