@@ -280,3 +280,25 @@ rk_compare_table() {
 		awk -F'\t' '{ printf "%-60s %-10s %-10s%s\n", $1, $2, $3,
 			($2 == "ok" && $3 != "ok") ? "  <- REGRESSION" : "" }'
 }
+
+# rk_best_of FIRST.tsv SECOND.tsv: the results of two boots of the same
+# kernel and initramfs (rk_results' format) merged: a result is "ok" when
+# either boot passed it, else the first boot's status (the second's when
+# the first lacks it).  Why: a kselftest whose verdict hangs on timing
+# fails now and then where the patch changes nothing it depends on:
+# 6.12's timers/posix_timers "check signal distribution" fails when any
+# signal of a process CPU-time timer is handled by another thread than
+# the one spinning; the other thread is the main thread, which the test
+# assumes asleep in pthread_join() after the spinner's usleep(10000), a
+# margin a debug kernel (lockdep, PROVE_RCU) under TCG does not always give.
+# A patched boot with results worse
+# than unpatched is booted again (verify.sh, compare_boot.sh) and a result
+# counts as a regression only when it is worse in both boots: what the
+# patch breaks fails in both.
+rk_best_of() {
+	join -t $'\t' -a1 -a2 -e missing -o 0,1.2,2.2 "$1" "$2" |
+		awk -F'\t' '{
+			s = $2
+			if ($3 == "ok" || s == "missing") s = $3
+			print $1 "\t" s }'
+}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Can compare_boot.sh --self-check fail?  Each mutation below plants one
 # plausible bug in a copy of lib.sh's console reader and comparison
-# (rk_results, rk_compare_table, rk_kunit_passed: what verify.sh's KUnit
-# check and the 6.12 comparisons trust) and the self-check must fail on
-# it; the unmutated copy must pass.  Seconds, no kernel; scripts/test.sh
-# runs it after the self-check itself.
+# (rk_results, rk_compare_table, rk_kunit_passed, rk_best_of: what
+# verify.sh's KUnit check and the 6.12 comparisons trust) and the
+# self-check must fail on it; the unmutated copy must pass.  Seconds, no
+# kernel; scripts/test.sh runs it after the self-check itself.
 #
 #   kernel-backport/selfcheck_mutations.sh
 set -uo pipefail
@@ -37,6 +37,12 @@ MUTATIONS=(
 	'suite == "ok" && n > 0 && bad == 0' 'bad == 0'
 	'rk_smoke FAILED read as ok'
 	'($3 == "ok" ? "ok" : "FAIL")' '"ok"'
+	'best of two boots: the first boot only (a pass in the second ignored)'
+	'if ($3 == "ok" || s == "missing") s = $3' 'if (s == "missing") s = $3'
+	'best of two boots: a failure in either boot wins'
+	'if ($3 == "ok" || s == "missing") s = $3' 'if ($3 != "ok" && $3 != "missing") s = $3'
+	'best of two boots: a result the first boot lacks kept missing'
+	'if ($3 == "ok" || s == "missing") s = $3' 'if ($3 == "ok") s = $3'
 )
 
 T=$(mktemp -d)

@@ -437,10 +437,10 @@ step_lockref_cmpxchg_built() {
 # Step 3: boot and test
 
 BOOT_LOG=
-step_boot_run() {	# version config
+step_boot_run() {	# version config [log-suffix]
 	local v=$1 b rc limit
 	b=$(tiny_dir "$v" "$2")
-	BOOT_LOG=$LOGS/$v-$2-console.log
+	BOOT_LOG=$LOGS/$v-$2-console${3:-}.log
 	rk_initramfs "$CACHE/trees/$v-patched$TAG" "$b/rk-initramfs.cpio" \
 		>>"$LOGS/$v-initramfs.log" 2>&1 || return 1
 	# The debug boot (lockdep, KASAN, kmemleak) takes ~175-210 s on an
@@ -448,7 +448,7 @@ step_boot_run() {	# version config
 	limit=300
 	[[ $2 == debug ]] && limit=900
 	[[ $2 == kcsan ]] && limit=600
-	timed "$v $2 boot and tests under qemu" rk_boot "$b/arch/x86/boot/bzImage" \
+	timed "$v $2 ${3:+second }boot and tests under qemu" rk_boot "$b/arch/x86/boot/bzImage" \
 		"$b/rk-initramfs.cpio" "$BOOT_LOG" "$limit"
 	rc=$?
 	tr -d '\r' <"$BOOT_LOG" >"$BOOT_LOG.tmp" && mv "$BOOT_LOG.tmp" "$BOOT_LOG"
@@ -486,17 +486,45 @@ step_kunit_ridr() {
 # A version booted only by the comparison (6.12) boots its patched debug
 # kernel too; its own selftests may fail unpatched, so the criterion is
 # the comparison's: no result the unpatched fast kernel passes (in this
-# run's compare_boot.sh) fails or is missing here.  The table goes to
-# out/kernel/debug-vs-unpatched-V.txt.
-step_debug_vs_unpatched() {	# version
+# run's compare_boot.sh) fails or is missing here.  When one does, the
+# kernel boots a second time and a result counts only if it is worse in
+# both boots (lib.sh's rk_best_of says why: a selftest's timing); the
+# second boot must end by itself with no splat too.  The table goes to
+# out/kernel/debug-vs-unpatched-V.txt, what the first boot had worse to
+# the summary.
+step_debug_vs_unpatched() {	# version config
 	local u=$OUT/compare-$1-unpatched.tsv t=$OUT/debug-vs-unpatched-$1.txt
+	local first=$BOOT_LOG second rc
 	[[ -s $BOOT_LOG && -s $u ]] || return 1
 	rk_results "$BOOT_LOG" >"$BOOT_LOG.results.tsv"
 	rk_compare_table "$u" "$BOOT_LOG.results.tsv" >"$t"
+	grep -q ' <- REGRESSION$' "$t" || return 0
+	grep ' <- REGRESSION$' "$t" | sed "s/^/$1 $2 boot 1: /" >>"$SUMMARY"
+	grep ' <- REGRESSION$' "$t" >&2
+	say "$1 $2: worse than unpatched in boot 1; booting again (a regression must be worse in both boots)"
+	step_boot_run "$1" "$2" -boot2
+	rc=$?
+	second=$BOOT_LOG
+	BOOT_LOG=$first
+	if [[ $rc -ne 0 ]]; then
+		say "$1 $2: boot 2 did not end by itself"
+		return 1
+	fi
+	if grep -nE "$RK_SPLATS" "$second" >"$LOGS/$1-$2-boot2-splats.txt"; then
+		head -20 "$LOGS/$1-$2-boot2-splats.txt" >&2
+		return 1
+	fi
+	rk_results "$second" >"$second.results.tsv"
+	rk_best_of "$first.results.tsv" "$second.results.tsv" >"$first.best.tsv"
+	{
+		echo "best of two boots of the patched $2 kernel (boot 1 had results worse than unpatched)"
+		rk_compare_table "$u" "$first.best.tsv"
+	} >"$t"
 	if grep -q ' <- REGRESSION$' "$t"; then
 		grep ' <- REGRESSION$' "$t" >&2
 		return 1
 	fi
+	say "$1 $2: boot 2 passes what boot 1 had worse: no regression"
 }
 
 # The lock validator ran in this boot (PROVE_LOCKING prints its banner
@@ -625,7 +653,7 @@ for v in $VERSIONS; do
 				console_has '^RK-RESULT posix_timers 0$'
 		else
 			check "$v/$c/no-result-worse-than-unpatched-fast" \
-				step_debug_vs_unpatched "$v"
+				step_debug_vs_unpatched "$v" "$c"
 		fi
 		check "$v/$c/rk_smoke" console_has '^RK-RESULT rk_smoke 0$'
 		check "$v/$c/no-splat-in-console" step_no_splat "$v" "$c"
