@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Can compare_boot.sh --self-check fail?  Each mutation below plants one
 # plausible bug in a copy of lib.sh's console reader and comparison
-# (rk_results, rk_compare_table, rk_kunit_passed, rk_best_of: what
-# verify.sh's KUnit check and the 6.12 comparisons trust) and the
-# self-check must fail on it; the unmutated copy must pass.  Seconds, no
-# kernel; scripts/test.sh runs it after the self-check itself.
+# (rk_results, rk_compare_table, rk_kunit_passed, rk_best_of,
+# rk_retry_boots: what verify.sh's KUnit check and the 6.12 comparisons
+# trust) and the self-check must fail on it; the unmutated copy must
+# pass.  Seconds, no kernel; scripts/test.sh runs it after the self-check
+# itself.
 #
 #   kernel-backport/selfcheck_mutations.sh
 set -uo pipefail
@@ -43,6 +44,14 @@ MUTATIONS=(
 	'if ($3 == "ok" || s == "missing") s = $3' 'if ($3 != "ok" && $3 != "missing") s = $3'
 	'best of two boots: a result the first boot lacks kept missing'
 	'if ($3 == "ok" || s == "missing") s = $3' 'if ($3 == "ok") s = $3'
+	'a worse result never booted again'
+	'((n < RK_BOOTS)) || return 1' 'return 1'
+	'one boot more than RK_BOOTS'
+	'((n < RK_BOOTS)) || return 1' '((n <= RK_BOOTS)) || return 1'
+	'a boot that failed taken as passed'
+	'"$fn" "$n" "$@" >"$r.boot$n" || return 1' '"$fn" "$n" "$@" >"$r.boot$n"'
+	'a further boot'"'"'s results not merged'
+	'rk_best_of "$r" "$r.boot$n" >"$r.tmp" && mv "$r.tmp" "$r"' ':'
 )
 
 T=$(mktemp -d)

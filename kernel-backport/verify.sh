@@ -448,7 +448,7 @@ step_boot_run() {	# version config [log-suffix]
 	limit=300
 	[[ $2 == debug ]] && limit=900
 	[[ $2 == kcsan ]] && limit=600
-	timed "$v $2 ${3:+second }boot and tests under qemu" rk_boot "$b/arch/x86/boot/bzImage" \
+	timed "$v $2 boot${3:+ ${3#-boot}} and tests under qemu" rk_boot "$b/arch/x86/boot/bzImage" \
 		"$b/rk-initramfs.cpio" "$BOOT_LOG" "$limit"
 	rc=$?
 	tr -d '\r' <"$BOOT_LOG" >"$BOOT_LOG.tmp" && mv "$BOOT_LOG.tmp" "$BOOT_LOG"
@@ -486,45 +486,39 @@ step_kunit_ridr() {
 # A version booted only by the comparison (6.12) boots its patched debug
 # kernel too; its own selftests may fail unpatched, so the criterion is
 # the comparison's: no result the unpatched fast kernel passes (in this
-# run's compare_boot.sh) fails or is missing here.  When one does, the
-# kernel boots a second time and a result counts only if it is worse in
-# both boots (lib.sh's rk_best_of says why: a selftest's timing); the
-# second boot must end by itself with no splat too.  The table goes to
-# out/kernel/debug-vs-unpatched-V.txt, what the first boot had worse to
-# the summary.
+# run's compare_boot.sh) fails or is missing here.  While one does, the
+# kernel boots again, up to RK_BOOTS (3) boots in all, and a result
+# counts only if it is worse in every boot (lib.sh's rk_best_of says why:
+# a selftest's timing, and rk_retry_boots how); each further boot must
+# end by itself with no splat too.  The table (of the best of the boots)
+# goes to out/kernel/debug-vs-unpatched-V.txt, what each round had worse
+# to the summary.
 step_debug_vs_unpatched() {	# version config
 	local u=$OUT/compare-$1-unpatched.tsv t=$OUT/debug-vs-unpatched-$1.txt
-	local first=$BOOT_LOG second rc
+	local first=$BOOT_LOG rc
 	[[ -s $BOOT_LOG && -s $u ]] || return 1
 	rk_results "$BOOT_LOG" >"$BOOT_LOG.results.tsv"
-	rk_compare_table "$u" "$BOOT_LOG.results.tsv" >"$t"
-	grep -q ' <- REGRESSION$' "$t" || return 0
-	grep ' <- REGRESSION$' "$t" | sed "s/^/$1 $2 boot 1: /" >>"$SUMMARY"
-	grep ' <- REGRESSION$' "$t" >&2
-	say "$1 $2: worse than unpatched in boot 1; booting again (a regression must be worse in both boots)"
-	step_boot_run "$1" "$2" -boot2
+	cp "$BOOT_LOG.results.tsv" "$first.best.tsv"
+	rk_retry_boots "$u" "$first.best.tsv" debug_boot_again "$1" "$2"
 	rc=$?
-	second=$BOOT_LOG
 	BOOT_LOG=$first
-	if [[ $rc -ne 0 ]]; then
-		say "$1 $2: boot 2 did not end by itself"
-		return 1
-	fi
-	if grep -nE "$RK_SPLATS" "$second" >"$LOGS/$1-$2-boot2-splats.txt"; then
-		head -20 "$LOGS/$1-$2-boot2-splats.txt" >&2
-		return 1
-	fi
-	rk_results "$second" >"$second.results.tsv"
-	rk_best_of "$first.results.tsv" "$second.results.tsv" >"$first.best.tsv"
 	{
-		echo "best of two boots of the patched $2 kernel (boot 1 had results worse than unpatched)"
+		echo "best of $RK_BOOTS_USED boot(s) of the patched $2 kernel"
 		rk_compare_table "$u" "$first.best.tsv"
 	} >"$t"
-	if grep -q ' <- REGRESSION$' "$t"; then
-		grep ' <- REGRESSION$' "$t" >&2
+	grep ' <- REGRESSION$' "$t" >&2
+	return $rc
+}
+
+# Boot N of a version's config for rk_retry_boots: ends by itself, no
+# splat, its results on stdout.
+debug_boot_again() {	# boot-number version config
+	step_boot_run "$2" "$3" "-boot$1" || return 1
+	if grep -nE "$RK_SPLATS" "$BOOT_LOG" >"$LOGS/$2-$3-boot$1-splats.txt"; then
+		head -20 "$LOGS/$2-$3-boot$1-splats.txt" >&2
 		return 1
 	fi
-	say "$1 $2: boot 2 passes what boot 1 had worse: no regression"
+	rk_results "$BOOT_LOG"
 }
 
 # The lock validator ran in this boot (PROVE_LOCKING prints its banner
