@@ -18,18 +18,18 @@
  *
  * Readers: ridr_find(), ridr_find_bulk(), ridr_get_next(),
  * ridr_get_next_range(), ridr_for_each(), ridr_for_each_range() and
- * ridr_for_each_fn() run inside the caller's RCU read-side critical
- * section: ridr_read_lock(), which picks the read-side lock that matches
- * the map's grace periods.  They take no lock, perform no atomic read-modify-write and
- * store nothing to shared memory; they are wait-free.  Through full nodes
- * a lookup makes one dependent load per level: the root word carries the
- * shift of the root's digit, every lower level's is derived, one bit of
- * each word says "full node, go on down", and no node field but the
- * slot is read.  A bucket costs an acquire load of its record
- * count, a probe of one key (exact when the ids are consecutive) or else
- * a scan of at most 32 keys, and the load of the entry, all in the same
- * object.  A reader concurrent with a writer sees, for every id,
- * either the entry before or the entry after the writer's change.
+ * ridr_for_each_fn() run inside the caller's RCU read-side critical section:
+ * ridr_read_lock(), which picks the read-side lock that matches the map's
+ * grace periods.  They take no lock, perform no atomic read-modify-write and
+ * store nothing to shared memory; they are wait-free.  Through full nodes a
+ * lookup makes one dependent load per level: the root word carries the shift
+ * of the root's digit, every lower level's is derived, one bit of each word
+ * says "full node, go on down", and no node field but the slot is read.  A
+ * bucket costs an acquire load of its record count, a probe of one key
+ * (exact when the ids are consecutive) or else a scan of at most 32 keys,
+ * and the load of the entry, all in the same object.  A reader concurrent
+ * with a writer sees, for every id, either the entry before or the entry
+ * after the writer's change.
  *
  * Walks concurrent with writers (ridr_get_next*(), the ridr_for_each*()
  * loops, ridr_for_each_fn()), inside one read-side critical section:
@@ -43,14 +43,14 @@
  * + 1 keeps these guarantees for the ids it has not passed yet.
  *
  * Writers: ridr_alloc(), ridr_alloc_cyclic(), ridr_alloc_cyclic_wrap(),
- * ridr_insert(), ridr_store(), ridr_replace(), ridr_cmpxchg(),
- * ridr_remove() and ridr_remove_if() take the map's spinlock.  The __ridr_*() variants leave
- * serialization to the caller: either ridr_lock()/ridr_unlock() around
- * them, or a lock of the caller's that serializes every writer of this
- * map (the kernel's ipc code uses its ids rwsem).  Writers publish an
- * object only after it is fully initialised (release ordering, pairing
- * with the readers' dependent loads), and free an object that leaves the
- * tree only after a grace period (call_rcu), also in ridr_destroy().
+ * ridr_insert(), ridr_store(), ridr_replace(), ridr_cmpxchg(), ridr_remove()
+ * and ridr_remove_if() take the map's spinlock.  The __ridr_*() variants
+ * leave serialization to the caller: either ridr_lock()/ridr_unlock() around
+ * them, or a lock of the caller's that serializes every writer of this map
+ * (the kernel's ipc code uses its ids rwsem).  Writers publish an object
+ * only after it is fully initialised (release ordering, pairing with the
+ * readers' dependent loads), and free an object that leaves the tree only
+ * after a grace period (call_rcu), also in ridr_destroy().
  *
  * Entries: any pointer; NULL stored by ridr_alloc() reserves the id:
  * ridr_find() reports it absent (NULL) until ridr_replace() fills it, and

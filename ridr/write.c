@@ -1954,9 +1954,9 @@ static void ridr_collapse_retire(struct ridr *map, struct ridr_node *node,
  * memory (c)) would otherwise cost a bucket per slot, whose 24-byte
  * header and the allocator's 8-16 bytes cost as much as its ids' records
  * (10 bytes each); a shared bucket pays them once per up to
- * RIDR_BUCKET_MAX ids (4-byte keys there: 12 bytes a record).  Slots are unshared again by
- * W5 when one of them gets a new id, and unlinked when their range
- * empties (ridr_remove_spot_slow()), as after a burst.
+ * RIDR_BUCKET_MAX ids (4-byte keys there: 12 bytes a record).  Slots
+ * are unshared again by W5 when one of them gets a new id, and unlinked
+ * when their range empties (ridr_remove_spot_slow()), as after a burst.
  */
 static bool ridr_collapse_join(struct ridr *map, struct ridr_node *node,
 			       unsigned int level, struct ridr_node *parent,
@@ -2051,7 +2051,8 @@ static bool ridr_collapse(struct ridr *map, struct ridr_node *node,
 				continue;
 			c = ridr_bucket_count(map, ridr_to_bucket(s), lo,
 					      lo | ridr_slot_span(level));
-			if (c)
+			/* Only a root bucket's key width needs the top id. */
+			if (c && !parent)
 				max = ridr_bucket_max(map, ridr_to_bucket(s), lo,
 						      lo | ridr_slot_span(level));
 			total += c;

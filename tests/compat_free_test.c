@@ -3,9 +3,10 @@
  * compat_free_test.c - the userspace compat layer's frees from RCU
  * callbacks (compat/user.c): made on liburcu's worker thread they are
  * handed to the next rk_zalloc*(), rk_call_rcu() or rk_rcu_barrier(),
- * which free()s them; every other free is immediate; an allocator hook sees every free
- * at once; and concurrent writers, callbacks and takers keep each
- * object's last use before its free (TSan checks the ordering).
+ * which free()s them; every other free is immediate; an allocator hook
+ * sees every free at once; and concurrent writers, callbacks and takers
+ * keep each object's last use before its free (TSan checks the
+ * ordering).
  */
 #include <criterion/criterion.h>
 #include <malloc.h>

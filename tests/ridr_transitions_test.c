@@ -703,6 +703,33 @@ T(a_node_with_few_ids_below_merges_into_a_bucket)
 }
 
 /*
+ * W9 at the root: a root node whose children have collapsed into buckets
+ * merges into one root bucket, whose keys must be as wide as its top id
+ * (ids above 2^16 here: 32-bit keys), or an id would be read as its low
+ * 16 bits.
+ */
+T(a_root_node_merges_into_a_bucket_with_keys_for_its_top_id)
+{
+	static unsigned long ids[4] = { 70000, 70001, 100000, 131000 };
+	struct ridr m;
+
+	ridr_init(&m);
+	for (unsigned long i = 0; i <= 140000; i++)
+		must(&m, P(i % 7), 0, ULONG_MAX, i);
+	for (unsigned long i = 0; i <= 140000; i++)
+		if (i != ids[0] && i != ids[1] && i != ids[2] && i != ids[3])
+			cr_assert_eq(ridr_remove(&m, i, NULL), 0);
+	cr_assert_eq(root_bucket_kind(&m), 4,
+		     "root word %p: not a bucket of 32-bit keys",
+		     rk_rcu_dereference(m.root));
+	for (int k = 0; k < 4; k++) {
+		find_both(&m, ids[k], P(ids[k] % 7));
+		find_both(&m, ids[k] & 0xffff, NULL);
+	}
+	ridr_destroy(&m);
+}
+
+/*
  * W14: the long-lived ids of cyclic allocation (every 1000th id of a
  * dense run whose other ids are removed in order, as ridr_kernel_bench
  * memory (c) does) are left about four per 4096-id slot of the root;
