@@ -506,9 +506,10 @@ static void ridr_grow(struct ridr *map, struct ridr_stock *st,
 /* Record an allocation in a full leaf, and clear free bits upwards while
  * nodes fill up; @path[l] is the node at level l above the leaf.
  */
-static void ridr_leaf_take(struct ridr_node *leaf, unsigned int d,
-			   struct ridr_node **path, unsigned int top,
-			   unsigned long id)
+static rk_always_inline void ridr_leaf_take(struct ridr_node *leaf,
+					    unsigned int d,
+					    struct ridr_node **path,
+					    unsigned int top, unsigned long id)
 {
 	struct ridr_node *node = leaf;
 	unsigned int level;
@@ -1076,6 +1077,52 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	return true;
 }
 
+/* ridr_alloc_lowest() below a full root node @node at level @top:
+ * inline, so that a constant @top makes each level's shifts and masks
+ * constants and unrolls the walk.
+ */
+static rk_always_inline bool ridr_lowest_below(struct ridr *map, void *ptr,
+					       unsigned long min,
+					       unsigned long max,
+					       unsigned long *idp,
+					       struct ridr_node *node,
+					       unsigned int top)
+{
+	struct ridr_node *path[RIDR_MAX_LEVELS] __rk_uninitialized;
+	unsigned long id = min;
+	unsigned int level, d;
+
+	if (min > ridr_span(top))
+		return false;
+	for (level = top;; level--) {
+		unsigned int digit = ridr_digit(id, level);
+		uint64_t bits = node->free & ridr_valid_slots(level) &
+				(~0ULL << digit);
+		void *s;
+
+		if (!bits)
+			return false;
+		d = rk_ffs64(bits);
+		if (d != digit)
+			id = ridr_slot_base(id, level, d);
+		if (!level)
+			break;
+		s = ridr_protected(map, node->slots[d]);
+		if (!s || ridr_kind(s))
+			return false;
+		path[level] = node;
+		node = ridr_to_node(s);
+	}
+	if (id > max)
+		return false;
+	if (ptr)
+		rk_rcu_assign_pointer(node->slots[d], ptr);
+	ridr_leaf_take(node, d, path, top, id);
+	rk_write_once(map->count, map->count + 1);
+	*idp = id;
+	return true;
+}
+
 /*
  * The steady state of allocating the lowest free id (churn: a removal
  * left a free id, the next allocation takes the lowest one), in the two
@@ -1107,11 +1154,10 @@ static rk_always_inline bool ridr_alloc_lowest(struct ridr *map, void *ptr,
 					       unsigned long max,
 					       unsigned long *idp)
 {
-	struct ridr_node *path[RIDR_MAX_LEVELS] __rk_uninitialized;
 	void *w = ridr_protected(map, map->root);
-	unsigned long id = min;
-	unsigned int level, top, d;
 	struct ridr_node *node;
+	unsigned long id = min;
+	unsigned int top;
 
 	if (!w)
 		return false;
@@ -1139,34 +1185,16 @@ static rk_always_inline bool ridr_alloc_lowest(struct ridr *map, void *ptr,
 		ridr_bucket_append(b, key, entry);
 		goto done;
 	}
+	/* Full nodes: a constant height for maps of up to 4096 ids, so
+	 * that each level's shifts and masks are constants.
+	 */
 	top = ridr_root_level(w);
-	if (min > ridr_span(top))
-		return false;
 	node = ridr_to_node(w);
-	for (level = top;; level--) {
-		unsigned int digit = ridr_digit(id, level);
-		uint64_t bits = node->free & ridr_valid_slots(level) &
-				(~0ULL << digit);
-		void *s;
-
-		if (!bits)
-			return false;
-		d = rk_ffs64(bits);
-		if (d != digit)
-			id = ridr_slot_base(id, level, d);
-		if (!level)
-			break;
-		s = ridr_protected(map, node->slots[d]);
-		if (!s || ridr_kind(s))
-			return false;
-		path[level] = node;
-		node = ridr_to_node(s);
-	}
-	if (id > max)
-		return false;
-	if (ptr)
-		rk_rcu_assign_pointer(node->slots[d], ptr);
-	ridr_leaf_take(node, d, path, top, id);
+	if (top == 0)
+		return ridr_lowest_below(map, ptr, min, max, idp, node, 0);
+	if (top == 1)
+		return ridr_lowest_below(map, ptr, min, max, idp, node, 1);
+	return ridr_lowest_below(map, ptr, min, max, idp, node, top);
 done:
 	rk_write_once(map->count, map->count + 1);
 	*idp = id;
@@ -2388,21 +2416,18 @@ static rk_always_inline int ridr_remove_root(struct ridr *map,
  * bucket on the way, a free id, a leaf that may collapse or empty),
  * else 0 and the entry in *@oldp.
  */
-static rk_always_inline int ridr_remove_leaf(struct ridr *map,
-					     unsigned long id, void **oldp)
+static rk_always_inline int ridr_remove_leaf_below(struct ridr *map,
+						   unsigned long id,
+						   void **oldp,
+						   struct ridr_node *node,
+						   unsigned int top)
 {
 	struct ridr_node *path[RIDR_MAX_LEVELS] __rk_uninitialized;
-	void *w = ridr_protected(map, map->root);
-	struct ridr_node *node;
-	unsigned int level, top;
+	unsigned int level;
 	void *old;
 
-	if (!w || ridr_root_is_bucket(w))
-		return 1;
-	top = ridr_root_level(w);
 	if (id > ridr_span(top))
 		return 1;
-	node = ridr_to_node(w);
 	for (level = top; level; level--) {
 		void *s = ridr_protected(map,
 					 node->slots[ridr_digit(id, level)]);
@@ -2419,6 +2444,27 @@ static rk_always_inline int ridr_remove_leaf(struct ridr *map,
 	if (oldp)
 		*oldp = old;
 	return 0;
+}
+
+/* ridr_remove_leaf_below() with a constant height for maps of up to 4096
+ * ids, as ridr_alloc_lowest().
+ */
+static rk_always_inline int ridr_remove_leaf(struct ridr *map,
+					     unsigned long id, void **oldp)
+{
+	void *w = ridr_protected(map, map->root);
+	struct ridr_node *node;
+	unsigned int top;
+
+	if (!w || ridr_root_is_bucket(w))
+		return 1;
+	top = ridr_root_level(w);
+	node = ridr_to_node(w);
+	if (top == 0)
+		return ridr_remove_leaf_below(map, id, oldp, node, 0);
+	if (top == 1)
+		return ridr_remove_leaf_below(map, id, oldp, node, 1);
+	return ridr_remove_leaf_below(map, id, oldp, node, top);
 }
 
 /* __ridr_remove() for a valid @map, inline in both removal calls: a

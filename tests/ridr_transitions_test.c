@@ -581,6 +581,90 @@ T(the_dense_fast_paths_hand_over_what_they_do_not_handle)
 }
 
 /*
+ * The dense fast paths are compiled once per small height (a root full
+ * leaf, a root over leaves) and once for any height: churn at heights
+ * 0-3, each checked against a bitmap of the window: every allocation is
+ * the lowest free id in [min, max] or -ENOSPC with nothing changed,
+ * every removal of a free id -ENOENT, the entries and the count exact.
+ */
+T(dense_churn_at_every_height_takes_the_lowest_free_id)
+{
+	static const struct {
+		unsigned long n;	/* ids 0..n-1 live at the start */
+		unsigned long far;	/* and this one, if not 0 */
+		size_t nodes;		/* full nodes at the start */
+	} h[] = {
+		{ 48, 0, 1 },		/* height 0: one full leaf */
+		{ 1000, 0, 17 },	/* height 1: a root, 16 leaves */
+		{ 4200, 0, 69 },	/* height 2: 1 + 2 + 66 */
+		{ 300, 300000, 0 },	/* height 3: the far id on top */
+	};
+	static bool live[4200];
+
+	for (size_t k = 0; k < sizeof(h) / sizeof(h[0]); k++) {
+		unsigned long n = h[k].n, nlive = n, id;
+		struct rk_prng r;
+		struct ridr m;
+		void *old;
+
+		rk_prng_seed(&r, 0x5eed + k);
+		ridr_init(&m);
+		for (id = 0; id < n; id++) {
+			must(&m, P(id), 0, n - 1, id);
+			live[id] = true;
+		}
+		if (h[k].far)
+			cr_assert_eq(ridr_insert(&m, h[k].far, P(h[k].far)), 0);
+		if (h[k].nodes)
+			cr_assert_eq(ridr_memory(&m), h[k].nodes * NODE,
+				     "height %zu: %zu full nodes", k,
+				     h[k].nodes);
+		for (int op = 0; op < 4000; op++) {
+			unsigned long min = rk_prng_below(&r, n), max, want;
+			bool rm = nlive + 12 > n ? rk_prng_below(&r, 3) != 0
+						  : rk_prng_below(&r, 4) == 0;
+
+			if (rm) {
+				id = min;
+				cr_assert_eq(ridr_remove(&m, id, &old),
+					     live[id] ? 0 : -ENOENT,
+					     "height %zu: remove %lu", k, id);
+				if (live[id])
+					cr_assert_eq(old, P(id));
+				nlive -= live[id];
+				live[id] = false;
+				continue;
+			}
+			max = rk_prng_below(&r, 2) ? n - 1 :
+			      min + rk_prng_below(&r, n - min);
+			for (want = min; want <= max && live[want]; want++)
+				;
+			id = 0xdead;
+			if (want > max) {
+				cr_assert_eq(ridr_alloc(&m, P(0), min, max,
+							&id), -ENOSPC,
+					     "height %zu: [%lu, %lu] is full",
+					     k, min, max);
+				cr_assert_eq(id, 0xdead);
+			} else {
+				must(&m, P(want), min, max, want);
+				live[want] = true;
+				nlive++;
+			}
+			cr_assert_eq(ridr_count(&m), nlive + (h[k].far != 0));
+		}
+		rk_rcu_read_lock();
+		for (id = 0; id < n; id++)
+			cr_assert_eq(ridr_find(&m, id), live[id] ? P(id) : NULL,
+				     "height %zu: id %lu", k, id);
+		if (h[k].far)
+			cr_assert_eq(ridr_find(&m, h[k].far), P(h[k].far));
+		rk_rcu_read_unlock();
+		ridr_destroy(&m);
+	}
+}
+
+/*
  * The lowest-id fast path in a root bucket (ridr_alloc_lowest()): a
  * tombstone taken back, an append; and what it hands over: a free id
  * between keys (a copy), one past @max, one past the bucket's range.
