@@ -2408,13 +2408,13 @@ static rk_always_inline int ridr_remove_root(struct ridr *map,
 
 /*
  * The removal of dense churn, inline: @id allocated in a full leaf
- * reached through full nodes, the leaf one that ridr_remove_spot()
- * clears and leaves alone (ridr_leaf_clear_only()).  It does what
- * ridr_locate() and ridr_remove_spot() do then (W8), without building a
- * ridr_spot.  1 if it does not apply (nothing changed: an empty map or
- * a root bucket, an id beyond the root's range, an empty slot or a
- * bucket on the way, a free id, a leaf that may collapse or empty),
- * else 0 and the entry in *@oldp.
+ * reached through full nodes from the root full node @node at level
+ * @top, the leaf one that ridr_remove_spot() clears and leaves alone
+ * (ridr_leaf_clear_only()).  It does what ridr_locate() and
+ * ridr_remove_spot() do then (W8), without building a ridr_spot.  1 if
+ * it does not apply (nothing changed: an id beyond the root's range, an
+ * empty slot or a bucket on the way, a free id, a leaf that may collapse
+ * or empty), else 0 and the entry in *@oldp.
  */
 static rk_always_inline int ridr_remove_leaf_below(struct ridr *map,
 						   unsigned long id,
@@ -2446,8 +2446,9 @@ static rk_always_inline int ridr_remove_leaf_below(struct ridr *map,
 	return 0;
 }
 
-/* ridr_remove_leaf_below() with a constant height for maps of up to 4096
- * ids, as ridr_alloc_lowest().
+/* ridr_remove_leaf_below() for a root full node (1 for an empty map or a
+ * root bucket), with a constant height for maps of up to 4096 ids, as
+ * ridr_alloc_lowest().
  */
 static rk_always_inline int ridr_remove_leaf(struct ridr *map,
 					     unsigned long id, void **oldp)
