@@ -4,6 +4,7 @@
 #
 #   kernel-backport/bench.sh [--version 6.1] [--boots 3] [--seconds 1]
 #                            [--threads 1,2,4] [--workloads psem,pmsg,...]
+#                            [--icount]
 #   kernel-backport/bench.sh --self-check
 #
 #   1. scripts/setup.sh --kernel (installs what is missing);
@@ -26,6 +27,16 @@
 #   6. out/kernel/bench/results.json (every sample, medians, ratio
 #      patched/unpatched per workload and thread count, versions, series
 #      sha256, date, command), results.md (table) and results.png (chart).
+#
+# --icount: the guest's clock counts instructions instead of following the
+# host's: qemu -accel tcg,thread=single -icount shift=0,sleep=off -smp 1
+# (the virtual clock advances 1 ns per guest instruction executed, and
+# jumps over idle time).  A rate is then operations per 10^9 guest
+# instructions (user and kernel), the same in every boot and whatever the
+# host's load: a measure of path length, like callgrind in userspace,
+# with no cache, TLB or lock cost in it.  One vCPU (QEMU 7.2 under
+# -icount hangs in this kernel's secondary-CPU bring-up, "x86: Booting
+# SMP configuration"), so --threads must be 1; --boots 1 is enough.
 #
 # --self-check (seconds, no kernel, for CI): bash -n of the scripts,
 # lib.sh's CI time guard (rk_fits_budget) on made-up times,
@@ -52,6 +63,7 @@ SECONDS_PER_POINT=1
 THREADS=1,2,4
 WORKLOADS=	# all of rk_bench's
 SELF_CHECK=0
+ICOUNT=0
 ARGS="$*"
 while (($#)); do
 	case $1 in
@@ -60,6 +72,7 @@ while (($#)); do
 	--seconds) SECONDS_PER_POINT=${2:?}; shift 2 ;;
 	--threads) THREADS=${2:?}; shift 2 ;;
 	--workloads) WORKLOADS=${2:?}; shift 2 ;;
+	--icount) ICOUNT=1; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--self-check) SELF_CHECK=1; shift ;;
 	*) usage >&2; exit 2 ;;
@@ -71,6 +84,10 @@ if [[ ! $BOOTS =~ ^[1-9][0-9]*$ || ! $SECONDS_PER_POINT =~ ^[0-9]*\.?[0-9]+$ ||
 	usage >&2
 	exit 2
 fi
+if ((ICOUNT)) && [[ $THREADS != 1 ]]; then
+	echo "bench: --icount runs one vCPU: --threads must be 1" >&2
+	exit 2
+fi
 
 if ((SELF_CHECK)); then
 	d=$(mktemp -d)
@@ -78,6 +95,7 @@ if ((SELF_CHECK)); then
 		bash -n "$HERE/compare_boot.sh" && bash -n "$HERE/verify.sh" &&
 		bash -n "$HERE/prof.sh" && bash -n "$HERE/kcsan_strict.sh" &&
 		bash -n "$HERE/selfcheck_mutations.sh" &&
+		{ bash "$0" --icount --threads 1,2 >/dev/null 2>&1; [[ $? -eq 2 ]]; } &&
 		rk_fits_budget 6000 0 5400 600 0 &&
 		rk_fits_budget 1100 0 5400 600 600 &&
 		rk_fits_budget 1800 0 "" 600 2700 &&
@@ -103,7 +121,11 @@ if ((SELF_CHECK)); then
 		grep -q '^| psem | 2 |' "$d/results.md" &&
 		grep -q '^| timer_mem_dense | 20000 | 342.0 (342.0-342.0) | 330.5 (330.5-330.5) | -11.5 |$' \
 			"$d/results.md" &&
-		! grep -q '^| timer_mem_dense | 1 |' "$d/results.md"
+		! grep -q '^| timer_mem_dense | 1 |' "$d/results.md" &&
+		! grep -q 'Instruction counts' "$d/results.md" &&
+		sed -i 's/"qemu": "q"/"qemu": "q", "clock": "icount"/' "$d/m.json" &&
+		"$HERE/bench_report.py" "$d/s.tsv" "$d/m.json" "$d" 2>/dev/null &&
+		grep -q '^\*\*Instruction counts\*\* (`--icount`' "$d/results.md"
 	rc=$?
 	rm -rf "$d"
 	echo "bench: self-check $([[ $rc -eq 0 ]] && echo passed || echo FAILED)" >&2
@@ -198,11 +220,20 @@ make_initramfs >"$LOGS/initramfs.log" 2>&1 ||
 NTHREADS=$(tr ',' '\n' <<<"$THREADS" | wc -l)
 EXPECT=$(((NWORK - NMEM) * NTHREADS + NMEM))
 # Guest time per boot: every point plus its 1/5 warm-up, and a margin.
-TIMEOUT=$(awk -v s="$SECONDS_PER_POINT" -v n="$EXPECT" \
-	'BEGIN { printf "%d", 120 + 3 * 1.2 * s * n }')
+# Under --icount a guest second is 10^9 instructions: about 10 s of host
+# time on one TCG thread here.
+TIMEOUT=$(awk -v s="$SECONDS_PER_POINT" -v n="$EXPECT" -v f=$((ICOUNT ? 10 : 3)) \
+	'BEGIN { printf "%d", 120 + f * 1.2 * s * n }')
 APPEND="console=ttyS0 panic=-1 oops=panic loglevel=4 rk.seconds=$SECONDS_PER_POINT rk.threads=$THREADS${WORKLOADS:+ rk.workloads=$WORKLOADS}"
-QEMU=(qemu-system-x86_64 -accel tcg,thread=multi
-      -smp 2,sockets=2,cores=1,threads=1 -m 512 -nographic -no-reboot)
+if ((ICOUNT)); then
+	GUEST=(-accel tcg,thread=single -icount shift=0,sleep=off -smp 1 -m 512)
+	CLOCK=icount
+else
+	GUEST=(-accel tcg,thread=multi -smp 2,sockets=2,cores=1,threads=1 -m 512)
+	CLOCK=host
+fi
+NCPUS=$((ICOUNT ? 1 : 2))
+QEMU=(qemu-system-x86_64 "${GUEST[@]}" -nographic -no-reboot)
 SPLATS='WARNING:|BUG:|Kernel panic|Oops|Call Trace|general protection'
 SAMPLES=$BOUT/samples.tsv
 BOOTS_TSV=$BOUT/boots.tsv	# kernel boot host-load-1min wall-seconds exit
@@ -226,8 +257,8 @@ boot_one() {	# kernel-name bzImage boot-number
 	fi
 	# Not anchored: with loglevel=4 the first line of /init follows
 	# the firmware's escape sequences on the console.
-	if ! grep -q 'RK-CPUS 2$' "$log"; then
-		say "$k boot $3: the guest did not see 2 CPUs, see $log"
+	if ! grep -q "RK-CPUS $NCPUS\$" "$log"; then
+		say "$k boot $3: the guest did not see $NCPUS CPUs, see $log"
 		return 1
 	fi
 	if ! grep -q '^RK-RESULT rk_bench 0$' "$log" || [[ $n -ne $EXPECT ]]; then
@@ -249,7 +280,8 @@ boot_one() {	# kernel-name bzImage boot-number
 # vCPU is descheduled while it holds a contended kernel lock and the other
 # one spins (lock-holder preemption), which swamps any multi-thread figure.
 load=$(cut -d' ' -f1 /proc/loadavg)
-if awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
+if ((!ICOUNT)) &&
+	awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
 	say "WARNING: host load $load on $(nproc) cpus: multi-thread figures will mostly measure vCPU preemption (see docs/kernel.md)"
 fi
 say "$BOOTS boots per kernel, alternating, $EXPECT points of $SECONDS_PER_POINT s each (timeout $TIMEOUT s per boot)"
@@ -290,7 +322,8 @@ json.dump({
     "seconds_per_point": $SECONDS_PER_POINT,
     "threads": [int(t) for t in "$THREADS".split(",")],
     "workloads": "$WORKLOADS".split(",") if "$WORKLOADS" else "all",
-    "qemu": "$(qemu-system-x86_64 --version | head -1) -accel tcg,thread=multi -smp 2,sockets=2,cores=1,threads=1 -m 512",
+    "qemu": "$(qemu-system-x86_64 --version | head -1) ${GUEST[*]}",
+    "clock": "$CLOCK",
     "host_cpus": $(nproc),
     "host_load_at_end": "$(cut -d' ' -f1-3 /proc/loadavg)",
     "failed_boots": $FAILED,

@@ -101,10 +101,15 @@ def boots_line(m):
     line = (f"- host load (1 min) when each boot started: {min(loads):.1f}"
             f"-{max(loads):.1f} on {m.get('host_cpus', '?')} host cpus; "
             f"{min(walls)}-{max(walls)} s per boot")
-    if max(loads) > m.get("host_cpus", 2) / 2:
+    if max(loads) > m.get("host_cpus", 2) / 2 and not icount(m):
         line += (" **(busy host: figures with 2 or more threads mostly "
                  "measure vCPU preemption; compare 1-thread rows only)**")
     return line
+
+
+def icount(m):
+    """A run of bench.sh --icount: the guest's clock counts instructions."""
+    return m.get("clock") == "icount"
 
 
 def markdown(meta, points):
@@ -123,6 +128,11 @@ def markdown(meta, points):
            f"- date {m['date']}, ridr-kit {m['ridr_kit_commit']}, "
            f"command `{m['command']}`, wall time {m.get('wall_seconds', '?')} s",
            "",
+           ("**Instruction counts** (`--icount`: qemu -icount shift=0, the "
+            "guest's clock advances 1 ns per guest instruction): ops/s is "
+            "operations per 10^9 guest instructions, user and kernel, on one "
+            "vCPU; the host's load does not move it, and caches, TLB and "
+            "locks are not in it.  " if icount(m) else "") +
            "ops/s: median of the boots (min-max); ratio = median patched / "
            "median unpatched, and in brackets the range of the per-boot-pair "
            "ratios.  psem/pmsg threads = 2 x pairs.",
