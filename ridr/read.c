@@ -275,23 +275,39 @@ rk_export_symbol(ridr_find_bulk);
  * First entry of @b with an id in [@lo, @hi] (ids are @lo's bits above
  * kshift | key; @hi may end early, inside the same 2^kshift range);
  * *@idp gets its id.  NULL if none.
+ *
+ * The keys are sorted and never change while the bucket is reachable
+ * (R4), and every key read is below the @n loaded with acquire (R3): a
+ * binary search finds the first record at or after @lo's key, then the
+ * records from there are read in order, the tombstones and reservations
+ * among them skipped, until one lies beyond @hi.  A cyclic bucket holds
+ * up to RIDR_BUCKET_MAX - 1 tombstones below its newest key (W3): the
+ * search skips those below @lo without reading their entries.
  */
 static void *ridr_bucket_next(const struct ridr_bucket *b, unsigned long lo,
 			      unsigned long hi, unsigned long *idp)
 {
-	unsigned int n = rk_load_acquire(b->n), i;	/* R3 */
+	unsigned int n = rk_load_acquire(b->n), a = 0, z = n, i;	/* R3 */
+	unsigned long mask = ridr_low_mask(b->kshift);
+	unsigned long klo = lo & mask, khi = hi & mask;
 
-	for (i = 0; i < n; i++) {
-		unsigned long id = ridr_bucket_id(b, i, lo);
+	while (a < z) {
+		unsigned int m = a + (z - a) / 2;
+
+		if (ridr_key(b, m) < klo)
+			a = m + 1;
+		else
+			z = m;
+	}
+	for (i = a; i < n; i++) {
+		unsigned long key = ridr_key(b, i);
 		void *e;
 
-		if (id < lo)
-			continue;
-		if (id > hi)
+		if (key > khi)
 			break;
 		e = rk_rcu_dereference(ridr_entries(b)[i]);
 		if (e && e != RIDR_RESERVED) {
-			*idp = id;
+			*idp = (lo & ~mask) | key;
 			return e;
 		}
 	}
@@ -315,7 +331,19 @@ static void *ridr_next(const struct ridr *map, unsigned long *idp,
 	unsigned int level, top;
 	void *e;
 
-	if (!w || lo > last)
+	/* An empty map answers without a walk: the buckets of a small map
+	 * that churns (SysV ipc's cyclic ids, a process's timers) keep the
+	 * records of removed ids as tombstones (W3), which the walk would
+	 * read one by one.  @count is the writer's, read as a snapshot
+	 * (ridr_count()): every allocation and removal stores it in the
+	 * same lock hold that publishes or unpublishes the id, so an id
+	 * whose allocation happens before this load is counted in the value
+	 * it returns (coherence of @count), and while that id stays
+	 * allocated no later store makes the count 0: no id allocated
+	 * throughout the walk is missed.  One load of the writer's line, in
+	 * the iteration only (ridr_find() does not read it).
+	 */
+	if (!w || lo > last || !rk_read_once(map->count))
 		return NULL;
 	if (ridr_kind(w)) {
 		const struct ridr_bucket *b = ridr_to_bucket(w);

@@ -246,6 +246,70 @@ T(get_next_walks_in_id_order)
 	ridr_destroy(&m);
 }
 
+/*
+ * SysV ipc's pattern: cyclic ids below 64, created and removed, so that
+ * the map is a root bucket whose records are mostly tombstones (removed
+ * ids kept until the next copy).  ridr_get_next() from every start must
+ * find the first live id at or after it (a model: live[]), skipping the
+ * tombstones on both sides of the start; an emptied map answers NULL
+ * with *idp unchanged, and finds the next id allocated after that.
+ */
+T(get_next_in_a_bucket_of_tombstones)
+{
+	bool live[64] = { false };
+	struct ridr m;
+	unsigned long id, lo;
+	int round;
+	void *e;
+
+	ridr_init(&m);
+	for (round = 0; round < 200; round++) {
+		/* Every seventh id stays (until its turn comes again). */
+		cr_assert_eq(ridr_alloc_cyclic(&m, P(round), 0, 63, &id), 0);
+		live[id] = true;
+		if (round % 7) {
+			cr_assert_eq(ridr_remove(&m, id, NULL), 0);
+			live[id] = false;
+		}
+		rk_rcu_read_lock();
+		for (lo = 0; lo <= 64; lo++) {
+			unsigned long want = lo, got = lo;
+
+			while (want < 64 && !live[want])
+				want++;
+			e = ridr_get_next(&m, &got);
+			if (want == 64) {
+				cr_assert_null(e, "round %d: from %lu found %lu",
+					       round, lo, got);
+				cr_assert_eq(got, lo);
+			} else {
+				cr_assert_not_null(e, "round %d: from %lu "
+						   "missed %lu", round, lo,
+						   want);
+				cr_assert_eq(got, want, "round %d: from %lu "
+					     "found %lu, expected %lu", round,
+					     lo, got, want);
+			}
+		}
+		rk_rcu_read_unlock();
+	}
+	for (id = 0; id < 64; id++)
+		if (live[id])
+			cr_assert_eq(ridr_remove(&m, id, NULL), 0);
+	cr_expect(ridr_is_empty(&m));
+	id = 0;
+	rk_rcu_read_lock();
+	cr_expect_null(ridr_get_next(&m, &id), "an emptied map has no entry");
+	rk_rcu_read_unlock();
+	cr_expect_eq(id, 0);
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(1), 0, 63, &lo), 0);
+	rk_rcu_read_lock();
+	cr_expect_eq(ridr_get_next(&m, &id), P(1));
+	rk_rcu_read_unlock();
+	cr_expect_eq(id, lo);
+	ridr_destroy(&m);
+}
+
 T(ids_at_the_top_of_the_range)
 {
 	struct ridr m;
