@@ -324,7 +324,12 @@ static void *ridr_bucket_next(const struct ridr_bucket *b, unsigned long lo,
 static void *ridr_next(const struct ridr *map, unsigned long *idp,
 		       unsigned long last)
 {
-	const struct ridr_node *path[RIDR_MAX_LEVELS];
+	/* __rk_uninitialized: no compiler zeroing in the kernel (an 88-byte
+	 * rep stos per call, 11 TCG blocks: ipc_rmid() calls this once per
+	 * bit of the index); path[level] is written before the walk goes
+	 * down from @level and read only on the way back up to it.
+	 */
+	const struct ridr_node *path[RIDR_MAX_LEVELS] __rk_uninitialized;
 	void *w = rk_rcu_dereference(map->root);
 	const struct ridr_node *node;
 	unsigned long lo = *idp, found;

@@ -357,7 +357,7 @@ static rk_always_inline int ridr_next_free(const struct ridr *map,
 int ridr_first_free(const struct ridr *map, unsigned long start,
 		    unsigned long *out)
 {
-	struct ridr_hint h;
+	struct ridr_hint h __rk_uninitialized;	/* see struct ridr_hint */
 
 	return ridr_next_free(map, start, out, &h);
 }
