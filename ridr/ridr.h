@@ -1107,7 +1107,9 @@ int ridr_find_bulk(const struct ridr *map, const unsigned long *ids,
  * id is seen in its old or new state, ids are returned in increasing
  * order, and no id allocated throughout the walk is missed.  Cost:
  * O(height) full nodes and buckets visited per entry returned, plus the
- * empty slots skipped (at most 63 a level).
+ * empty slots skipped (at most 63 a level) and, in a bucket, the records
+ * of removed or reserved ids after the start (fewer than 32); an empty
+ * map answers without a walk.
  *
  * Context: Caller holds the RCU read lock.
  * Return: the entry, or NULL (and *@idp unchanged) if there is none.
