@@ -339,16 +339,16 @@ static void *ridr_next(const struct ridr *map, unsigned long *idp,
 	/* An empty map answers without a walk: the buckets of a small map
 	 * that churns (SysV ipc's cyclic ids, a process's timers) keep the
 	 * records of removed ids as tombstones (W3), which the walk would
-	 * read one by one.  @count is the writer's, read as a snapshot
-	 * (ridr_count()): every allocation and removal stores it in the
-	 * same lock hold that publishes or unpublishes the id, so an id
-	 * whose allocation happens before this load is counted in the value
-	 * it returns (coherence of @count), and while that id stays
-	 * allocated no later store makes the count 0: no id allocated
+	 * read one by one.  ridr_is_empty() reads the writer's @count as a
+	 * snapshot, as ridr_count() does: every allocation and removal
+	 * stores it in the same lock hold that publishes or unpublishes the
+	 * id, so an id whose allocation happens before this load is counted
+	 * in the value it returns (coherence of @count), and while that id
+	 * stays allocated no later store makes the count 0: no id allocated
 	 * throughout the walk is missed.  One load of the writer's line, in
 	 * the iteration only (ridr_find() does not read it).
 	 */
-	if (!w || lo > last || !rk_read_once(map->count))
+	if (!w || lo > last || ridr_is_empty(map))
 		return NULL;
 	if (ridr_kind(w)) {
 		const struct ridr_bucket *b = ridr_to_bucket(w);

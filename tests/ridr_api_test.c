@@ -264,7 +264,7 @@ T(get_next_in_a_bucket_of_tombstones)
 
 	ridr_init(&m);
 	for (round = 0; round < 200; round++) {
-		/* Every seventh id stays (until its turn comes again). */
+		/* Every seventh id allocated stays live to the end. */
 		cr_assert_eq(ridr_alloc_cyclic(&m, P(round), 0, 63, &id), 0);
 		live[id] = true;
 		if (round % 7) {
