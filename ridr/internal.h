@@ -115,6 +115,9 @@ struct ridr_ida_chunk {
 
 /* The records start right after the head, 8-byte aligned. */
 RK_BUILD_BUG_ON(sizeof(struct ridr_bucket) % 8 != 0);
+/* ...and the readers' word view of them starts there too. */
+RK_BUILD_BUG_ON(__builtin_offsetof(struct __ridr_bucket_recs, r) !=
+		sizeof(struct ridr_bucket));
 
 /* Layout checks: what readers load never shares a line with what
  * writers update in a full node.

@@ -27,7 +27,9 @@
  *     loads as __ridr_find_slow() below does: the count with acquire,
  *     then keys, then the entry of the record found.  Its one load of a
  *     key at or above the count (key 0 of an empty bucket) is a marked
- *     load whose value is never used.
+ *     load whose value is never used; the keys it reads below the count
+ *     are plain loads (R4: nothing stores to them while the bucket is
+ *     reachable).
  * R4. A record's key never changes while the bucket is reachable; its
  *     entry does (remove: NULL, re-allocation of the same id, replace),
  *     each store a whole pointer: the reader sees the old or the new one.

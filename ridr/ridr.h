@@ -924,29 +924,73 @@ struct ridr_bucket {
 /* Its address is the entry of a reserved id in a bucket (never read). */
 extern const char __ridr_reserved;
 
+/*
+ * A bucket seen as its header followed by its records, for the loads of
+ * the root-bucket paths: key i of each width, and word @eoff + i, entry
+ * i.  Array members, so that each load is indexed off the bucket's
+ * address in one instruction even where it is a volatile access (the
+ * kernel's READ_ONCE and rcu_dereference()), as a full node's slot is:
+ * gcc does not fold a separate address computation into a volatile
+ * load.  Only ever pointed at, never allocated: the arrays are declared
+ * with room for every index (@cap, @n and @eoff are 8-bit) rather than
+ * as flexible array members, which C++ lacks.
+ */
+struct __ridr_bucket_recs {
+	struct ridr_bucket h;
+	union {
+		uint16_t k16[256];
+		uint32_t k32[256];
+		uint64_t k64[256];
+		void __rk_rcu *w[2 * 256];
+	} r;
+};
+
 /* The records of bucket @b: keys, padding, entries, after the header. */
 static inline uint64_t *__ridr_bucket_data(const struct ridr_bucket *b)
 {
 	return (uint64_t *)(unsigned long)(b + 1);
 }
 
-/* Key @i of keys @k that are @kb (2, 4 or 8) bytes wide: a single-copy
- * load.
+/* Key @i of root bucket @b, whose keys are @kb (2, 4 or 8) bytes wide:
+ * a single-copy load.
  */
-static rk_always_inline unsigned long __ridr_root_key(const void *k,
-						      unsigned int kb,
-						      unsigned int i)
+static rk_always_inline unsigned long
+__ridr_root_key(const struct ridr_bucket *b, unsigned int kb, unsigned long i)
 {
+	const struct __ridr_bucket_recs *r =
+		(const struct __ridr_bucket_recs *)b;
+
 	if (kb == 2)
-		return rk_read_once(((const uint16_t *)k)[i]);
+		return rk_read_once(r->r.k16[i]);
 	if (kb == 4)
-		return rk_read_once(((const uint32_t *)k)[i]);
-	return (unsigned long)rk_read_once(((const uint64_t *)k)[i]);
+		return rk_read_once(r->r.k32[i]);
+	return (unsigned long)rk_read_once(r->r.k64[i]);
+}
+
+/* Key @i of bucket @b, @kb bytes wide, where @i is below a count loaded
+ * with acquire (R3) or the caller holds the writers' serialization: such
+ * a key never changes while the bucket is reachable (R4), so no load of
+ * it races with a store and a plain load is enough.  Plain, so that the
+ * compiler keeps its freedom: a volatile access (the kernel's READ_ONCE)
+ * is never combined with the instructions around it.
+ */
+static rk_always_inline unsigned long
+__ridr_root_key_below(const struct ridr_bucket *b, unsigned int kb,
+		      unsigned long i)
+{
+	const struct __ridr_bucket_recs *r =
+		(const struct __ridr_bucket_recs *)b;
+
+	if (kb == 2)
+		return r->r.k16[i];
+	if (kb == 4)
+		return r->r.k32[i];
+	return (unsigned long)r->r.k64[i];
 }
 
 /*
- * The index of @id among the @n keys @k, @kb bytes wide, of a root
- * bucket, found by two probes, or @n if neither hits: as if the ids from
+ * The index of @id among the @n keys, @kb bytes wide, of root bucket
+ * @b, found by two probes, or @n if neither hits: as if the ids from
  * the first key on had no gaps, then as if those up to the last key had
  * none (ids handed out in order behind a long-lived one: keys L, c,
  * c + 1, ...).  A probe compares the whole id with a key: a key is below
@@ -957,25 +1001,29 @@ static rk_always_inline unsigned long __ridr_root_key(const void *k,
  * An empty bucket (@n == 0) costs the hit path no test: key 0 exists in
  * every bucket (@cap >= 1) and is loaded, but no index is below 0, so
  * its value (being written by an append, for a reader) is never used.
+ * So key 0 is read with a marked load (it may be racing with that
+ * append) and every other key with a plain one: it is below @n
+ * (__ridr_root_key_below()).
  */
 static rk_always_inline unsigned long
-__ridr_root_index(const void *k, unsigned int kb, unsigned int n,
+__ridr_root_index(const struct ridr_bucket *b, unsigned int kb, unsigned int n,
 		  unsigned long id)
 {
-	unsigned long d = id - __ridr_root_key(k, kb, 0);
+	unsigned long d = id - __ridr_root_key(b, kb, 0);
 
-	if (d < n && __ridr_root_key(k, kb, d) == id)
+	if (d < n && __ridr_root_key_below(b, kb, d) == id)
 		return d;
 	if (unlikely(!n))
 		return 0;
-	d = __ridr_root_key(k, kb, n - 1) - id;
-	if (d < n && __ridr_root_key(k, kb, n - 1 - d) == id)
+	d = __ridr_root_key_below(b, kb, n - 1) - id;
+	if (d < n && __ridr_root_key_below(b, kb, n - 1 - d) == id)
 		return n - 1 - d;
 	return n;
 }
 
 /*
- * The root bucket of the root word @w, whose keys are @kb bytes wide.
+ * The root bucket at address @bw (the root word minus its kind tag),
+ * whose keys are @kb bytes wide.
  * The loads are those of __ridr_find_slow(), in the same order, and
  * pair with the same writer stores (R3, R4 in ridr/read.c): @n with
  * acquire, so the keys and entries below it are initialised (the
@@ -985,24 +1033,46 @@ __ridr_root_index(const void *k, unsigned int kb, unsigned int n,
  * Anything but a hit of a probe goes out of line, where the range is
  * checked and the keys searched.
  */
-static rk_always_inline void *__ridr_root_probe(unsigned long w,
+static rk_always_inline void *__ridr_root_probe(unsigned long bw,
+						unsigned long w,
 						unsigned long id,
 						unsigned int kb)
 {
-	const struct ridr_bucket *b =
-		(const struct ridr_bucket *)(w & ~RIDR_KIND_MASK);
-	const uint64_t *data = __ridr_bucket_data(b);
-	void __rk_rcu *const *ents;
+	const struct ridr_bucket *b = (const struct ridr_bucket *)bw;
 	/* R3: pairs with the release of @n by a bucket append. */
 	unsigned int n = rk_load_acquire(b->n);
-	unsigned long d = __ridr_root_index(data, kb, n, id);
+	unsigned long d = __ridr_root_index(b, kb, n, id);
 	void *e;
 
 	if (unlikely(d >= n))
 		return __ridr_find_slow((const void *)w, id, true);
-	ents = (void __rk_rcu *const *)(const void *)(data + b->eoff);
-	e = rk_rcu_dereference(ents[d]);
+	e = rk_rcu_dereference(
+		((const struct __ridr_bucket_recs *)b)->r.w[b->eoff + d]);
 	return e == (const void *)&__ridr_reserved ? NULL : e;
+}
+
+/*
+ * The root word @w is a bucket of kind @kind (__RIDR_KIND_B16, _B32, or
+ * RIDR_KIND_B64 in ridr/internal.h): then true, and the bucket's address
+ * in *@bwp.  The test is on @w minus the kind's tag, whose tag bits are
+ * then clear (never for NULL, another kind, or a full node: bit 0 set):
+ * the one subtraction is both the test and the untagging, and the
+ * bucket's loads fold the rest into their displacements.  The address
+ * is still computed from the loaded root word, so a reader's dependency
+ * holds (R1).  rk_hide_var() keeps the compiler from turning the test
+ * back into a mask and a compare, then a second mask for the address.
+ * Readers (ridr_find()) and writers (the root-bucket fast paths of
+ * ridr/write.c) both dispatch on it.
+ */
+static rk_always_inline bool __ridr_root_bucket_as(unsigned long w,
+						   unsigned long kind,
+						   unsigned long *bwp)
+{
+	unsigned long bw = w - kind;
+
+	rk_hide_var(bw);
+	*bwp = bw;
+	return !(bw & RIDR_KIND_MASK);
 }
 
 /*
@@ -1012,14 +1082,13 @@ static rk_always_inline void *__ridr_root_probe(unsigned long w,
  */
 static inline void *__ridr_find_root_bucket(unsigned long w, unsigned long id)
 {
-	switch (w & RIDR_KIND_MASK) {
-	case __RIDR_KIND_B16:
-		return __ridr_root_probe(w, id, 2);
-	case __RIDR_KIND_B32:
-		return __ridr_root_probe(w, id, 4);
-	default:
-		return w ? __ridr_find_slow((const void *)w, id, true) : NULL;
-	}
+	unsigned long bw;
+
+	if (__ridr_root_bucket_as(w, __RIDR_KIND_B16, &bw))
+		return __ridr_root_probe(bw, w, id, 2);
+	if (__ridr_root_bucket_as(w, __RIDR_KIND_B32, &bw))
+		return __ridr_root_probe(bw, w, id, 4);
+	return w ? __ridr_find_slow((const void *)w, id, true) : NULL;
 }
 
 /**

@@ -919,14 +919,13 @@ static rk_always_inline void ridr_compact_kb(const struct ridr *map,
 					     void *entry, unsigned int kb)
 {
 	void __rk_rcu **se = ridr_entries(b), **de = ridr_entries(nb);
-	const void *sk = __ridr_bucket_data(b);
 	void *dk = __ridr_bucket_data(nb);
 	unsigned int i, m = 0;
 
 	for (i = 0; i < n; i++) {
 		void *e = ridr_protected(map, se[i]);
 
-		ridr_key_put(dk, kb, m, __ridr_root_key(sk, kb, i));
+		ridr_key_put(dk, kb, m, __ridr_root_key_below(b, kb, i));
 		rk_rcu_init_pointer(de[m], e);
 		m += e != NULL;
 	}
@@ -1002,8 +1001,7 @@ static rk_always_inline bool ridr_cyclic_append_kb(struct ridr *map,
 {
 	unsigned int n = b->n, ks = b->kshift;
 	unsigned int lim = b->cap < RIDR_BUCKET_MAX ? b->cap : RIDR_BUCKET_MAX;
-	unsigned long last = __ridr_root_key(__ridr_bucket_data(b), kb,
-					     n - (n != 0));
+	unsigned long last = __ridr_root_key_below(b, kb, n - (n != 0));
 	/* 2- and 4-byte keys: kshift <= 32 < RIDR_ID_BITS, a valid shift. */
 	unsigned int bad = (n == 0) | (id <= last) |
 			   (kb < 8 ? (id >> ks) != 0 :
@@ -1037,11 +1035,10 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 						unsigned long max,
 						unsigned long *idp)
 {
-	void *w = ridr_protected(map, map->root);
+	unsigned long w = (unsigned long)ridr_protected(map, map->root), bw;
 	unsigned long id = map->next;
 	void *entry = ptr ? ptr : RIDR_RESERVED;
-	struct ridr_bucket *b;
-	unsigned int ks, bad;
+	unsigned int bad;
 	bool done;
 
 	/* The tests below are plain loads and compares, combined with | so
@@ -1050,25 +1047,30 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	 * runs for every allocation of a churning small map, and a branch
 	 * costs more than the test (in a TCG guest above all: it ends a
 	 * block).
-	 * First: the root is a bucket, the cursor is inside [@min, @max]
-	 * and not RIDR_MAX_ID, no wrap is pending.
+	 * First: the cursor is inside [@min, @max] and not RIDR_MAX_ID, no
+	 * wrap is pending.
 	 */
-	bad = (ridr_root_is_bucket(w) == 0) | (id < min) | (id > max) |
-	      (id == RIDR_MAX_ID) | ((map->flags & RIDR_F_WRAPPED) != 0);
+	bad = (id < min) | (id > max) | (id == RIDR_MAX_ID) |
+	      ((map->flags & RIDR_F_WRAPPED) != 0);
 	rk_hide_var(bad);
 	if (bad)
 		return false;
-	b = ridr_to_bucket(w);
-	ks = b->kshift;
-	/* 32-bit keys first, in one compare (17 <= ks <= 32): a cyclic
-	 * allocator's ids pass 2^16 early in a long churn.
+	/* Then the root is a bucket, and its key width: by its kind tag
+	 * (__ridr_root_bucket_as(); ridr_bucket_word() tags a bucket with
+	 * the kind of its @kshift), 32-bit keys first: a cyclic allocator's
+	 * ids pass 2^16 early in a long churn.
 	 */
-	if (ks - 17 < 16)
-		done = ridr_cyclic_append_kb(map, b, id, entry, 4);
-	else if (ks <= 16)
-		done = ridr_cyclic_append_kb(map, b, id, entry, 2);
+	if (__ridr_root_bucket_as(w, RIDR_KIND_B32, &bw))
+		done = ridr_cyclic_append_kb(map, (struct ridr_bucket *)bw, id,
+					     entry, 4);
+	else if (__ridr_root_bucket_as(w, RIDR_KIND_B16, &bw))
+		done = ridr_cyclic_append_kb(map, (struct ridr_bucket *)bw, id,
+					     entry, 2);
+	else if (__ridr_root_bucket_as(w, RIDR_KIND_B64, &bw))
+		done = ridr_cyclic_append_kb(map, (struct ridr_bucket *)bw, id,
+					     entry, 8);
 	else
-		done = ridr_cyclic_append_kb(map, b, id, entry, 8);
+		return false;	/* NULL, or a full node */
 	if (!done)
 		return false;
 	rk_write_once(map->count, map->count + 1);
@@ -2347,10 +2349,9 @@ static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 						unsigned long id, void **oldp,
 						unsigned int kb)
 {
-	const void *k = __ridr_bucket_data(b);
 	unsigned int n = b->n;
-	unsigned long d1 = id - __ridr_root_key(k, kb, 0);
-	unsigned long d2 = __ridr_root_key(k, kb, n - (n != 0)) - id;
+	unsigned long d1 = id - __ridr_root_key_below(b, kb, 0);
+	unsigned long d2 = __ridr_root_key_below(b, kb, n - (n != 0)) - id;
 	/* All ones if the probe is in range, else 0: a mask, not a branch
 	 * (rk_hide_var(): the compiler would turn a ?: back into one).
 	 */
@@ -2363,8 +2364,8 @@ static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 	rk_hide_var(m2);
 	i1 = (unsigned int)(d1 & m1);
 	i2 = (unsigned int)((n - 1 - d2) & m2);
-	h1 = (m1 != 0) & (__ridr_root_key(k, kb, i1) == id);
-	h2 = (m2 != 0) & (__ridr_root_key(k, kb, i2) == id);
+	h1 = (m1 != 0) & (__ridr_root_key_below(b, kb, i1) == id);
+	h2 = (m2 != 0) & (__ridr_root_key_below(b, kb, i2) == id);
 	i = h1 ? i1 : i2;
 	e = ridr_protected(map, ridr_entries(b)[i]);
 	bad = ((h1 | h2) == 0) | (e == NULL);
@@ -2389,21 +2390,21 @@ static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 static rk_always_inline int ridr_remove_root(struct ridr *map,
 					     unsigned long id, void **oldp)
 {
-	void *w = ridr_protected(map, map->root);
-	bool bucket = ridr_root_is_bucket(w);
-	struct ridr_bucket *b;
-	unsigned int ks;
+	unsigned long w = (unsigned long)ridr_protected(map, map->root), bw;
 
-	rk_hide_var(bucket);	/* one branch for its two bit tests */
-	if (!bucket)
+	if (w & RIDR_TAG_FULL)	/* a full node: one test for dense maps */
 		return 1;
-	b = ridr_to_bucket(w);
-	ks = b->kshift;
-	if (ks - 17 < 16)	/* 32-bit keys first, as in the append */
-		return ridr_remove_root_kb(map, b, id, oldp, 4);
-	if (ks <= 16)
-		return ridr_remove_root_kb(map, b, id, oldp, 2);
-	return ridr_remove_root_kb(map, b, id, oldp, 8);
+	/* By the root's kind tag, 32-bit keys first, as in the append. */
+	if (__ridr_root_bucket_as(w, RIDR_KIND_B32, &bw))
+		return ridr_remove_root_kb(map, (struct ridr_bucket *)bw, id,
+					   oldp, 4);
+	if (__ridr_root_bucket_as(w, RIDR_KIND_B16, &bw))
+		return ridr_remove_root_kb(map, (struct ridr_bucket *)bw, id,
+					   oldp, 2);
+	if (__ridr_root_bucket_as(w, RIDR_KIND_B64, &bw))
+		return ridr_remove_root_kb(map, (struct ridr_bucket *)bw, id,
+					   oldp, 8);
+	return 1;	/* NULL, or a full node */
 }
 
 /*

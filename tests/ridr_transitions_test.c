@@ -424,6 +424,59 @@ T(cyclic_churn_copies_a_full_root_bucket)
 	ridr_destroy(&m);
 }
 
+/* The root-bucket fast paths (ridr_cyclic_append(), ridr_remove_root()
+ * in write.c; ridr_find()'s probe) take the key width from the root
+ * word's kind tag: cyclic churn behind a long-lived id, with a
+ * reservation among the churned ids, in a root bucket of each width
+ * (kind 2, 4, 6: 16-, 32-, 64-bit keys), through several copies of the
+ * full bucket.  Each id is checked as it is allocated, while it lives
+ * and after it is removed, and the cursor, count and kind each round. */
+static void cyclic_churn_at_width(unsigned long base, unsigned long kind)
+{
+	struct ridr m;
+	unsigned long id, want = base + 1;
+
+	ridr_init(&m);
+	ridr_lock(&m);
+	__ridr_set_cursor(&m, base);
+	ridr_unlock(&m);
+	cr_assert_eq(ridr_alloc_cyclic(&m, P(0), 0, ULONG_MAX - 1, &id), 0);
+	cr_assert_eq(id, base);
+	for (long k = 1; k <= 100; k++, want++) {
+		void *p = k % 7 ? P(k) : NULL;	/* every 7th a reservation */
+		void *old = P(999);
+
+		cr_assert_eq(ridr_alloc_cyclic(&m, p, 0, ULONG_MAX - 1, &id),
+			     0);
+		cr_assert_eq(id, want, "width kind %lu: got %#lx", kind, id);
+		cr_assert_eq(root_bucket_kind(&m), kind, "round %ld", k);
+		cr_assert_eq(ridr_get_cursor(&m), want + 1);
+		cr_assert_eq(ridr_count(&m), 2);
+		find_both(&m, base, P(0));
+		find_both(&m, id, p);
+		find_both(&m, id - 1, k > 1 ? NULL : P(0));
+		find_both(&m, id + 1, NULL);
+		cr_assert_eq(ridr_remove(&m, id, &old), 0);
+		cr_assert_eq(old, p, "round %ld: the removed entry", k);
+		cr_assert_eq(ridr_remove(&m, id, NULL), -ENOENT);
+		find_both(&m, id, NULL);
+		cr_assert_eq(ridr_count(&m), 1);
+	}
+	find_both(&m, base, P(0));
+	cr_assert_eq(ridr_remove(&m, base, NULL), 0);
+	cr_assert(ridr_is_empty(&m));
+	ridr_destroy(&m);
+}
+
+T(cyclic_churn_in_a_root_bucket_of_each_key_width)
+{
+	cyclic_churn_at_width(1000, 2);
+	cyclic_churn_at_width(70000, 4);
+#if ULONG_MAX > 0xffffffffUL
+	cyclic_churn_at_width(1UL << 40, 6);
+#endif
+}
+
 /* Cyclic allocation into a root bucket takes a short path when the
  * cursor's id is past every key (ridr_cyclic_append() in write.c); every
  * case next to it must take the general one. */
