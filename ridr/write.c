@@ -2338,11 +2338,14 @@ static rk_noinline int ridr_remove_located(struct ridr *map, unsigned long id,
 /*
  * ridr_remove_root() for a root bucket @b whose keys are @kb bytes wide
  * (a constant in each call, as in ridr_cyclic_append_kb()).  The two
- * probes of __ridr_root_index(), computed with selects instead of a
- * branch each: index @i1 from the first key, @i2 back from the last one,
- * each clamped to 0 when out of range (every bucket has a record 0, and
- * @n == 0 hits nothing), then one branch for "no hit or a tombstone".
- * *@oldp is written through a select too.
+ * probes of __ridr_root_index(), the one back from the last key first:
+ * it finds the ids a churn removes, the one allocated last (a timer
+ * deleted after its create) or just before it (the previous one, after
+ * the next was allocated), with one compare each way, and the ids
+ * handed out in order behind a long-lived one.  Then the probe from the
+ * first key.  @n == 0 hits nothing (no index is below 0).  The keys read
+ * are below @n (__ridr_root_key_below()) but for key 0 (or the last
+ * key) of an empty bucket, whose value is then not used.
  */
 static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 						struct ridr_bucket *b,
@@ -2350,30 +2353,20 @@ static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 						unsigned int kb)
 {
 	unsigned int n = b->n;
-	unsigned long d1 = id - __ridr_root_key_below(b, kb, 0);
-	unsigned long d2 = __ridr_root_key_below(b, kb, n - (n != 0)) - id;
-	/* All ones if the probe is in range, else 0: a mask, not a branch
-	 * (rk_hide_var(): the compiler would turn a ?: back into one).
-	 */
-	unsigned long m1 = 0UL - (d1 < n), m2 = 0UL - (d2 < n);
-	unsigned int i1, i2, i, bad;
+	unsigned long d = __ridr_root_key_below(b, kb, n - (n != 0)) - id;
 	void *sink, *e;
-	bool h1, h2;
 
-	rk_hide_var(m1);
-	rk_hide_var(m2);
-	i1 = (unsigned int)(d1 & m1);
-	i2 = (unsigned int)((n - 1 - d2) & m2);
-	h1 = (m1 != 0) & (__ridr_root_key_below(b, kb, i1) == id);
-	h2 = (m2 != 0) & (__ridr_root_key_below(b, kb, i2) == id);
-	i = h1 ? i1 : i2;
-	e = ridr_protected(map, ridr_entries(b)[i]);
-	bad = ((h1 | h2) == 0) | (e == NULL);
-
-	rk_hide_var(bad);	/* one branch */
-	if (bad)
-		return 1;
-	*(oldp ? oldp : &sink) = ridr_record_clear(map, b, i);
+	if (likely(d < n) && __ridr_root_key_below(b, kb, n - 1 - d) == id) {
+		d = n - 1 - d;
+	} else {
+		d = id - __ridr_root_key_below(b, kb, 0);
+		if (d >= n || __ridr_root_key_below(b, kb, d) != id)
+			return 1;
+	}
+	e = ridr_protected(map, ridr_entries(b)[d]);
+	if (!e)
+		return 1;	/* a tombstone: the general path says -ENOENT */
+	*(oldp ? oldp : &sink) = ridr_record_clear(map, b, (unsigned int)d);
 	return 0;
 }
 
