@@ -282,8 +282,7 @@ int ridr_handle_alloc(struct ridr_handles *hs, void *ptr, uint64_t *hp)
 				 gfp))
 			break;
 	}
-	if (spare)
-		rk_free(spare, ridr_gen_chunk_size(hs));
+	rk_free(spare, ridr_gen_chunk_size(hs));	/* NULL: nothing */
 	ridr_preload_finish(&plm, ret, sm);
 	ridr_preload_finish(&plg, ret, sg);
 	return ret;

@@ -188,11 +188,11 @@ int ridr_stock_fill(struct ridr *map, struct ridr_stock *st,
 
 void ridr_stock_drain(struct ridr *map, struct ridr_stock *st)
 {
-	if (st->bucket) {
-		rk_free(st->bucket, ridr_bucket_size(st->bucket->kshift,
-						     st->bucket->cap));
-		st->bucket = NULL;
-	}
+	struct ridr_bucket *b = st->bucket;
+
+	/* A NULL bucket frees nothing. */
+	rk_free(b, b ? ridr_bucket_size(b->kshift, b->cap) : 0);
+	st->bucket = NULL;
 	if (!map) {
 		while (st->nr)
 			rk_cache_free(&ridr_node_cache, st->nodes[--st->nr]);
