@@ -1002,12 +1002,17 @@ static rk_always_inline bool ridr_cyclic_append_kb(struct ridr *map,
 	unsigned int n = b->n, ks = b->kshift;
 	unsigned int lim = b->cap < RIDR_BUCKET_MAX ? b->cap : RIDR_BUCKET_MAX;
 	unsigned long last = __ridr_root_key_below(b, kb, n - (n != 0));
-	/* 2- and 4-byte keys: kshift <= 32 < RIDR_ID_BITS, a valid shift. */
+	/* 2- and 4-byte keys: kshift <= 32 < RIDR_ID_BITS, a valid shift,
+	 * and the range test also refuses RIDR_MAX_ID (the cursor at it
+	 * must take the general path, which sets the wrap).  8-byte keys
+	 * may cover every id: RIDR_MAX_ID is refused by name.
+	 */
 	unsigned int bad = (n == 0) | (id <= last) |
 			   (kb < 8 ? (id >> ks) != 0 :
-				     (ks < RIDR_ID_BITS && (id >> ks) != 0));
+				     (ks < RIDR_ID_BITS && (id >> ks) != 0) |
+					     (id == RIDR_MAX_ID));
 
-	rk_hide_var(bad);	/* one branch for the three tests */
+	rk_hide_var(bad);	/* one branch for the tests */
 	if (bad)
 		return false;
 	if (n < lim)
@@ -1047,11 +1052,10 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	 * runs for every allocation of a churning small map, and a branch
 	 * costs more than the test (in a TCG guest above all: it ends a
 	 * block).
-	 * First: the cursor is inside [@min, @max] and not RIDR_MAX_ID, no
-	 * wrap is pending.
+	 * First: the cursor is inside [@min, @max], no wrap is pending
+	 * (RIDR_MAX_ID is refused with the key width, below).
 	 */
-	bad = (id < min) | (id > max) | (id == RIDR_MAX_ID) |
-	      ((map->flags & RIDR_F_WRAPPED) != 0);
+	bad = (id < min) | (id > max) | ((map->flags & RIDR_F_WRAPPED) != 0);
 	rk_hide_var(bad);
 	if (bad)
 		return false;

@@ -477,6 +477,39 @@ T(cyclic_churn_in_a_root_bucket_of_each_key_width)
 #endif
 }
 
+/* Cyclic allocation up to RIDR_MAX_ID in a root bucket: the id
+ * RIDR_MAX_ID itself is allocated without a wrap, the cursor then wraps
+ * to 0, and the next allocation reports the wrap (1).  The root
+ * bucket's fast path must leave RIDR_MAX_ID to the general path, which
+ * records the pending wrap. */
+T(cyclic_allocation_at_the_top_of_the_id_space_reports_the_wrap)
+{
+	struct ridr m;
+	unsigned long id;
+
+	ridr_init(&m);
+	ridr_lock(&m);
+	__ridr_set_cursor(&m, RIDR_MAX_ID - 3);
+	ridr_unlock(&m);
+	for (unsigned long k = 3; k > 0; k--) {
+		cr_assert_eq(ridr_alloc_cyclic_wrap(&m, P(k), 0, RIDR_MAX_ID,
+						    &id), 0);
+		cr_assert_eq(id, RIDR_MAX_ID - k);
+	}
+	cr_assert_neq(root_bucket_kind(&m), 0, "ids at the top: a root bucket");
+	cr_assert_eq(ridr_alloc_cyclic_wrap(&m, P(0), 0, RIDR_MAX_ID, &id), 0,
+		     "RIDR_MAX_ID itself is not a wrap");
+	cr_assert_eq(id, RIDR_MAX_ID);
+	cr_assert_eq(ridr_get_cursor(&m), 0);
+	cr_assert_eq(ridr_alloc_cyclic_wrap(&m, P(9), 0, RIDR_MAX_ID, &id), 1,
+		     "the allocation after RIDR_MAX_ID wrapped");
+	cr_assert_eq(id, 0);
+	find_both(&m, 0, P(9));
+	find_both(&m, RIDR_MAX_ID, P(0));
+	cr_assert_eq(ridr_count(&m), 5);
+	ridr_destroy(&m);
+}
+
 /* Cyclic allocation into a root bucket takes a short path when the
  * cursor's id is past every key (ridr_cyclic_append() in write.c); every
  * case next to it must take the general one. */
