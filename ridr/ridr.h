@@ -996,7 +996,9 @@ __ridr_root_key_below(const struct ridr_bucket *b, unsigned int kb,
  * c + 1, ...).  A probe compares the whole id with a key: a key is below
  * 2^kshift, the root bucket's range, so a match is an id inside it; an
  * id beyond it (whose low bits may be a key) does not match.  Readers
- * (ridr_find()) and writers (ridr_remove()) both start with it.
+ * (ridr_find()) start with it; a removal from a root bucket
+ * (ridr_remove_root_kb() in ridr/write.c) makes the same two probes,
+ * the one from the last key first.
  *
  * An empty bucket (@n == 0) costs the hit path no test: key 0 exists in
  * every bucket (@cap >= 1) and is loaded, but no index is below 0, so

@@ -2345,11 +2345,11 @@ static rk_noinline int ridr_remove_located(struct ridr *map, unsigned long id,
  * probes of __ridr_root_index(), the one back from the last key first:
  * it finds the ids a churn removes, the one allocated last (a timer
  * deleted after its create) or just before it (the previous one, after
- * the next was allocated), with one compare each way, and the ids
- * handed out in order behind a long-lived one.  Then the probe from the
- * first key.  @n == 0 hits nothing (no index is below 0).  The keys read
- * are below @n (__ridr_root_key_below()) but for key 0 (or the last
- * key) of an empty bucket, whose value is then not used.
+ * the next was allocated), with a range test and one key compare, and
+ * the ids handed out in order behind a long-lived one.  Then the probe
+ * from the first key.  @n == 0 hits nothing (no index is below 0).  The
+ * keys read are below @n (__ridr_root_key_below()) but for key 0 (or
+ * the last key) of an empty bucket, whose value is then not used.
  */
 static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 						struct ridr_bucket *b,
@@ -2401,7 +2401,7 @@ static rk_always_inline int ridr_remove_root(struct ridr *map,
 	if (__ridr_root_bucket_as(w, RIDR_KIND_B64, &bw))
 		return ridr_remove_root_kb(map, (struct ridr_bucket *)bw, id,
 					   oldp, 8);
-	return 1;	/* NULL, or a full node */
+	return 1;	/* an empty map */
 }
 
 /*
