@@ -17,7 +17,8 @@
  *   locking    rk_spin_lock_init(), rk_spin_lock(), rk_spin_unlock(),
  *              rk_spin_value_unlocked(), rk_assert_spin_locked(),
  *              RK_SPINLOCK_INIT, rk_acquires(), rk_releases() (sparse)
- *   memory     rk_alloc(size, gfp), rk_free(p, size), RK_GFP_KERNEL,
+ *   memory     rk_zalloc(size, gfp), rk_alloc(size, gfp) (not zeroed),
+ *              rk_free(p, size), RK_GFP_KERNEL,
  *              RK_GFP_NOWAIT, RK_GFP_ATOMIC, RK_GFP_ACCOUNT
  *   misc       likely(), unlikely(), rk_warn_on_once(),
  *              rk_ffs64(), rk_popcount64(), RK_BUILD_BUG_ON()

@@ -249,11 +249,13 @@
 #define RK_GFP_ACCOUNT __GFP_ACCOUNT
 
 /*
- * Zeroed allocation / free.  kfree() finds the size itself: @size is only
- * used by userspace accounting hooks, and is evaluated for side effects
- * (it never has any in the core).
+ * Zeroed allocation, allocation whose contents are undefined, free.
+ * kfree() finds the size itself: @size is only used by userspace
+ * accounting hooks, and is evaluated for side effects (it never has any
+ * in the core).
  */
 #define rk_zalloc(size, gfp) kzalloc(size, gfp)
+#define rk_alloc(size, gfp) kmalloc(size, gfp)
 #define rk_free(p, size)                                                   \
 	do {                                                               \
 		(void)(size);                                              \

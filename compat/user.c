@@ -142,24 +142,35 @@ bool rk_frees_pending(void)
 	return __atomic_load_n(&rk_deferred, __ATOMIC_ACQUIRE) != NULL;
 }
 
-void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp)
+static void *rk_alloc_common(size_t size, size_t align, bool zero)
 {
 	const struct rk_allocator *a =
 		__atomic_load_n(&rk_allocator, __ATOMIC_ACQUIRE);
 	void *p;
 
-	(void)gfp;
 	rk_free_deferred();
 	if (a) {
 		p = a->alloc(size, align, a->ctx);
 	} else if (align <= 16) {
-		return calloc(1, size);
+		return zero ? calloc(1, size) : malloc(size);
 	} else if (posix_memalign(&p, align, size)) {
 		return NULL;
 	}
-	if (p)
+	if (p && zero)
 		__builtin_memset(p, 0, size);
 	return p;
+}
+
+void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp)
+{
+	(void)gfp;
+	return rk_alloc_common(size, align, true);
+}
+
+void *rk_alloc(size_t size, rk_gfp_t gfp)
+{
+	(void)gfp;
+	return rk_alloc_common(size, 16, false);
 }
 
 void *rk_zalloc(size_t size, rk_gfp_t gfp)

@@ -16,7 +16,7 @@
  *   rk_try_cmpxchg64           try_cmpxchg64 (fully ordered)
  *   rk_spinlock_t              spinlock_t
  *   rk_spin_value_unlocked(l)  arch_spin_value_unlocked(l.rlock.raw_lock)
- *   rk_zalloc/rk_free          kzalloc/kfree
+ *   rk_zalloc/rk_alloc/rk_free kzalloc/kmalloc/kfree
  *   RK_DEFINE_CACHE, rk_cache_zalloc/rk_cache_free
  *                              kmem_cache_create (initcall),
  *                              kmem_cache_zalloc/kmem_cache_free
@@ -371,6 +371,10 @@ typedef unsigned int rk_gfp_t;
 void *rk_zalloc(size_t size, rk_gfp_t gfp);
 /* Zeroed allocation aligned to @align (a power of two >= 16). */
 void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp);
+/* rk_zalloc() without the zeroing: the contents are undefined (kernel:
+ * kmalloc(size, gfp)), for an object whose user writes every byte it
+ * will read. */
+void *rk_alloc(size_t size, rk_gfp_t gfp);
 /* kernel: kfree(p); @size is the size passed to rk_zalloc().  Called by
  * an RCU callback (liburcu's worker thread), the free() is left to the
  * next rk_zalloc*() or rk_call_rcu() of any thread or to

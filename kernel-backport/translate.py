@@ -70,7 +70,7 @@ HEADERS = [
     ("linux/lockdep.h", r"lockdep_\w+|lock_is_held|lock_class_key"),
     ("linux/prefetch.h", r"prefetch"),
     ("linux/rcupdate.h", r"rcu_\w+|RCU_INIT_POINTER|call_rcu|synchronize_rcu"),
-    ("linux/slab.h", r"kmem_cache\w*|kzalloc|kfree|SLAB_\w+"),
+    ("linux/slab.h", r"kmem_cache\w*|kzalloc|kmalloc|kfree|SLAB_\w+"),
     ("linux/spinlock.h", r"spin_\w+|spinlock_t|__SPIN_LOCK_UNLOCKED|"
                          r"arch_spin_\w+|assert_spin_locked"),
     ("linux/stddef.h", r"offsetof"),

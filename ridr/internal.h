@@ -337,6 +337,11 @@ ridr_stock_bucket(struct ridr *map, struct ridr_stock *st, unsigned int kshift);
 /* Allocate a bucket outside a stock (collapses; never sleeps). */
 RK_HIDDEN struct ridr_bucket *
 ridr_bucket_new(struct ridr *map, unsigned int kshift, unsigned int cap);
+/* The same, its records not zeroed: for a writer that writes every record
+ * below the count it publishes (ridr_cyclic_compact()). */
+RK_HIDDEN struct ridr_bucket *
+ridr_bucket_new_unzeroed(struct ridr *map, unsigned int kshift,
+			 unsigned int cap);
 
 /* @obj has been unpublished: free it after a grace period. */
 RK_HIDDEN void ridr_retire_node(struct ridr *map, struct ridr_node *node);

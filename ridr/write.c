@@ -530,16 +530,19 @@ static rk_always_inline void ridr_bucket_append_kb(struct ridr_bucket *b,
 						   unsigned long key,
 						   void *entry)
 {
-	unsigned int n = b->n;
-	void *k = __ridr_bucket_data(b);
+	/* Indexed off the bucket (struct __ridr_bucket_recs): each store
+	 * is one instruction, also where it is a volatile access.
+	 */
+	struct __ridr_bucket_recs *r = (struct __ridr_bucket_recs *)b;
+	unsigned long n = b->n;
 
 	if (kb == 2)
-		rk_write_once(((uint16_t *)k)[n], (uint16_t)key);
+		rk_write_once(r->r.k16[n], (uint16_t)key);
 	else if (kb == 4)
-		rk_write_once(((uint32_t *)k)[n], (uint32_t)key);
+		rk_write_once(r->r.k32[n], (uint32_t)key);
 	else
-		rk_write_once(((uint64_t *)k)[n], (uint64_t)key);
-	rk_rcu_init_pointer(ridr_entries(b)[n], entry);
+		rk_write_once(r->r.k64[n], (uint64_t)key);
+	rk_rcu_init_pointer(r->r.w[b->eoff + n], entry);
 	/* Pairs with rk_load_acquire() in readers (R3). */
 	rk_store_release(b->n, (uint8_t)(n + 1));
 	b->u.w.live++;
@@ -910,19 +913,26 @@ static rk_always_inline void ridr_key_put(void *k, unsigned int kb,
  * is mostly tombstones): each record is written at the next free index
  * @m, which moves on only past a live one.  So nothing is written beyond
  * the final @m, whose record (@id, @entry) overwrites, and @nb needs room
- * for the live records and the new one only.
+ * for the live records and the new one only.  The copy ends with the
+ * last of the @live records that are not tombstones (@b's u.w.live):
+ * the tombstones after it are not read.  A churn behind long-lived ids
+ * (a process's timers: the churned id was deleted before the create
+ * that fills the bucket) has its live records first, so the copy reads
+ * those and stops, not the 32 records; @i < @n bounds it whatever
+ * @live says.
  */
 static rk_always_inline void ridr_compact_kb(const struct ridr *map,
 					     struct ridr_bucket *nb,
 					     const struct ridr_bucket *b,
-					     unsigned int n, unsigned long id,
-					     void *entry, unsigned int kb)
+					     unsigned int n, unsigned int live,
+					     unsigned long id, void *entry,
+					     unsigned int kb)
 {
 	void __rk_rcu **se = ridr_entries(b), **de = ridr_entries(nb);
 	void *dk = __ridr_bucket_data(nb);
 	unsigned int i, m = 0;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; m < live && i < n; i++) {
 		void *e = ridr_protected(map, se[i]);
 
 		ridr_key_put(dk, kb, m, __ridr_root_key_below(b, kb, i));
@@ -955,17 +965,20 @@ static bool ridr_cyclic_compact(struct ridr *map, struct ridr_bucket *b,
 	if (b->n != b->cap || id < RIDR_SLOTS || b->u.w.refs != 1 ||
 	    m + 1 > RIDR_BUCKET_MAX)
 		return false;
-	nb = ridr_bucket_new(map, b->kshift,
-			     ridr_bucket_cap_for(ridr_append_cap(b, m)));
+	/* Unzeroed: ridr_compact_kb() writes records 0 to @m, @nb's count
+	 * is m + 1 >= 1.
+	 */
+	nb = ridr_bucket_new_unzeroed(map, b->kshift,
+				      ridr_bucket_cap_for(ridr_append_cap(b, m)));
 	if (!nb)
 		return false;
 	/* @entry is not NULL: an entry or RIDR_RESERVED. */
 	if (b->kshift <= 16)
-		ridr_compact_kb(map, nb, b, b->n, id, entry, 2);
+		ridr_compact_kb(map, nb, b, b->n, m, id, entry, 2);
 	else if (b->kshift <= 32)
-		ridr_compact_kb(map, nb, b, b->n, id, entry, 4);
+		ridr_compact_kb(map, nb, b, b->n, m, id, entry, 4);
 	else
-		ridr_compact_kb(map, nb, b, b->n, id, entry, 8);
+		ridr_compact_kb(map, nb, b, b->n, m, id, entry, 8);
 	rk_warn_on_once(nb->n != m + 1);	/* @live counts the entries */
 	nb->u.w.live = m + 1;
 	rk_rcu_assign_pointer(map->root, ridr_bucket_word(nb));	/* W1 */
@@ -990,34 +1003,37 @@ static rk_always_inline bool ridr_root_is_bucket(const void *w)
  * one instruction each, and the key width is tested once, not at each).
  * A root bucket's keys are whole ids below 2^kshift: the cursor's @id
  * must be inside that range and past the last key of a bucket that is
- * not empty.  The key read for an empty bucket (index 0: every bucket
- * has room for one) is never used: @n == 0 fails the same test.
+ * not empty (an empty one takes the general path).  2- and 4-byte keys:
+ * kshift <= 32 < RIDR_ID_BITS, a valid shift, and the range test also
+ * refuses RIDR_MAX_ID (the cursor at it must take the general path,
+ * which sets the wrap); 8-byte keys may cover every id: RIDR_MAX_ID is
+ * refused by name.  Each test is a compare and a branch: fewer
+ * instructions than the same tests or-ed into one flag (a setcc and an
+ * or each), and as predictable.
  */
 static rk_always_inline bool ridr_cyclic_append_kb(struct ridr *map,
 						   struct ridr_bucket *b,
 						   unsigned long id,
 						   void *entry,
-						   unsigned int kb)
+						   unsigned int kb,
+						   bool compact)
 {
-	unsigned int n = b->n, ks = b->kshift;
-	unsigned int lim = b->cap < RIDR_BUCKET_MAX ? b->cap : RIDR_BUCKET_MAX;
-	unsigned long last = __ridr_root_key_below(b, kb, n - (n != 0));
-	/* 2- and 4-byte keys: kshift <= 32 < RIDR_ID_BITS, a valid shift,
-	 * and the range test also refuses RIDR_MAX_ID (the cursor at it
-	 * must take the general path, which sets the wrap).  8-byte keys
-	 * may cover every id: RIDR_MAX_ID is refused by name.
-	 */
-	unsigned int bad = (n == 0) | (id <= last) |
-			   (kb < 8 ? (id >> ks) != 0 :
-				     (ks < RIDR_ID_BITS && (id >> ks) != 0) |
-					     (id == RIDR_MAX_ID));
+	unsigned long n = b->n;
+	unsigned int ks = b->kshift;
 
-	rk_hide_var(bad);	/* one branch for the tests */
-	if (bad)
+	if (!n)
 		return false;
-	if (n < lim)
+	if (id <= __ridr_root_key_below(b, kb, n - 1))
+		return false;
+	if (kb < 8) {
+		if (id >> ks)
+			return false;
+	} else if ((ks < RIDR_ID_BITS && (id >> ks)) || id == RIDR_MAX_ID) {
+		return false;
+	}
+	if (n < b->cap && n < RIDR_BUCKET_MAX)
 		ridr_bucket_append_kb(b, kb, id, entry);
-	else if (!ridr_cyclic_compact(map, b, id, entry))
+	else if (!compact || !ridr_cyclic_compact(map, b, id, entry))
 		return false;
 	return true;
 }
@@ -1033,31 +1049,26 @@ static rk_always_inline bool ridr_cyclic_append_kb(struct ridr *map,
  * does to the count and the cursor, which cannot wrap here (the id is
  * the cursor, not RIDR_MAX_ID, and no wrap is pending).  False, nothing
  * changed, in every other case.  The in-VM profile of timer_churn
- * counted ~37 guest blocks per allocation in the general path.
+ * counted ~37 guest blocks per allocation in the general path.  A full
+ * bucket is copied only if @compact (a constant): the inline fast path
+ * of ridr_alloc_locked() makes no call (so it needs few registers and
+ * no stack frame) and leaves that case to ridr_alloc_slow().
  */
 static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 						unsigned long min,
 						unsigned long max,
-						unsigned long *idp)
+						unsigned long *idp,
+						bool compact)
 {
 	unsigned long w = (unsigned long)ridr_protected(map, map->root), bw;
 	unsigned long id = map->next;
 	void *entry = ptr ? ptr : RIDR_RESERVED;
-	unsigned int bad;
 	bool done;
 
-	/* The tests below are plain loads and compares, combined with | so
-	 * that each group is one branch, not one per test (rk_hide_var()
-	 * keeps the compiler from splitting the group again): this path
-	 * runs for every allocation of a churning small map, and a branch
-	 * costs more than the test (in a TCG guest above all: it ends a
-	 * block).
-	 * First: the cursor is inside [@min, @max], no wrap is pending
+	/* First: the cursor is inside [@min, @max], no wrap is pending
 	 * (RIDR_MAX_ID is refused with the key width, below).
 	 */
-	bad = (id < min) | (id > max) | ((map->flags & RIDR_F_WRAPPED) != 0);
-	rk_hide_var(bad);
-	if (bad)
+	if (id < min || id > max || (map->flags & RIDR_F_WRAPPED))
 		return false;
 	/* Then the root is a bucket, and its key width: by its kind tag
 	 * (__ridr_root_bucket_as(); ridr_bucket_word() tags a bucket with
@@ -1066,13 +1077,13 @@ static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 	 */
 	if (__ridr_root_bucket_as(w, RIDR_KIND_B32, &bw))
 		done = ridr_cyclic_append_kb(map, (struct ridr_bucket *)bw, id,
-					     entry, 4);
+					     entry, 4, compact);
 	else if (__ridr_root_bucket_as(w, RIDR_KIND_B16, &bw))
 		done = ridr_cyclic_append_kb(map, (struct ridr_bucket *)bw, id,
-					     entry, 2);
+					     entry, 2, compact);
 	else if (__ridr_root_bucket_as(w, RIDR_KIND_B64, &bw))
 		done = ridr_cyclic_append_kb(map, (struct ridr_bucket *)bw, id,
-					     entry, 8);
+					     entry, 8, compact);
 	else
 		return false;	/* NULL, or a full node */
 	if (!done)
@@ -1250,7 +1261,7 @@ static int ridr_do_alloc(struct ridr *map, void *ptr, unsigned long min,
 	unsigned long id;
 	int ret, wrapped = 0;
 
-	if (cyclic && ridr_cyclic_append(map, ptr, min, max, idp))
+	if (cyclic && ridr_cyclic_append(map, ptr, min, max, idp, true))
 		return 0;
 	ret = ridr_pick(map, min, max, cyclic, &id, &h);
 	if (ret)
@@ -1352,7 +1363,8 @@ int __ridr_store(struct ridr *map, unsigned long id, void *ptr, void **oldp,
 rk_export_symbol(__ridr_store);
 
 /* What a locked call does under the map's lock (ridr_locked()). */
-enum ridr_op { RIDR_OP_ALLOC, RIDR_OP_CYCLIC, RIDR_OP_INSERT, RIDR_OP_STORE };
+enum ridr_op { RIDR_OP_ALLOC, RIDR_OP_CYCLIC, RIDR_OP_INSERT, RIDR_OP_STORE,
+	       RIDR_OP_CYCLIC_NOWRAP };	/* cyclic, a wrap reported as 0 */
 
 struct ridr_args {
 	enum ridr_op op;
@@ -1370,6 +1382,7 @@ static int ridr_run(struct ridr *map, const struct ridr_args *a,
 		return ridr_do_alloc(map, a->ptr, a->min, a->max, a->idp,
 				     false, pl);
 	case RIDR_OP_CYCLIC:
+	case RIDR_OP_CYCLIC_NOWRAP:
 		return ridr_do_alloc(map, a->ptr, a->min, a->max, a->idp,
 				     true, pl);
 	case RIDR_OP_INSERT:
@@ -1426,26 +1439,8 @@ static int ridr_locked(struct ridr *map, const struct ridr_args *a)
 	return ret == -ENOMEM ? ridr_locked_retry(map, a) : ret;
 }
 
-/*
- * The general first try of a locked allocation, with the map's lock held
- * (taken and released by ridr_alloc_locked(), so that each function
- * balances its own lock context, as sparse checks in the kernel).  Out of
- * line: see ridr_alloc_locked().
- */
-static rk_noinline int ridr_alloc_general(struct ridr *map, void *ptr,
-					  unsigned long min, unsigned long max,
-					  unsigned long *idp, enum ridr_op op)
-{
-	struct ridr_preload none __rk_uninitialized;	/* preloads nothing */
-
-	none.nr = 0;
-	none.map = NULL;
-	return ridr_do_alloc(map, ptr, min, max, idp, op == RIDR_OP_CYCLIC,
-			     &none);
-}
-
 /* ridr_locked()'s retry for an allocation whose first try failed with
- * -ENOMEM (it took nothing).  Out of line, as ridr_alloc_general().
+ * -ENOMEM (it took nothing).  Out of line: a rare case.
  */
 static rk_noinline int ridr_alloc_retry(struct ridr *map, void *ptr,
 					unsigned long min, unsigned long max,
@@ -1463,12 +1458,41 @@ static rk_noinline int ridr_alloc_retry(struct ridr *map, void *ptr,
 }
 
 /*
+ * The rest of a locked allocation whose inline fast path did not apply
+ * (it changed nothing): entered with the map's lock held, returns with it
+ * released (rk_releases: sparse checks the lock context).  The general
+ * first try, whose cyclic path also copies a full root bucket
+ * (ridr_cyclic_compact()), then, after -ENOMEM, the retry; a wrap is
+ * reported as 0 here for ridr_alloc_cyclic() (RIDR_OP_CYCLIC_NOWRAP), so
+ * that the fast path's call to this is a tail call.
+ */
+static rk_noinline int ridr_alloc_slow(struct ridr *map, void *ptr,
+				       unsigned long min, unsigned long max,
+				       unsigned long *idp, enum ridr_op op)
+	rk_releases(&map->lock)
+{
+	struct ridr_preload none __rk_uninitialized;	/* preloads nothing */
+	int ret;
+
+	none.nr = 0;
+	none.map = NULL;
+	ret = ridr_do_alloc(map, ptr, min, max, idp, op != RIDR_OP_ALLOC,
+			    &none);
+	ridr_unlock(map);
+	if (ret == -ENOMEM)
+		ret = ridr_alloc_retry(map, ptr, min, max, idp, op);
+	return op == RIDR_OP_CYCLIC_NOWRAP && ret > 0 ? 0 : ret;
+}
+
+/*
  * An allocation first tries its fast path under the lock, inline:
  * ridr_cyclic_append() for a cyclic one (the steady state of a small
- * map's churn), ridr_alloc_lowest() for the lowest free id (dense churn),
- * so that these pay neither the general path's stack frame nor its
- * register saves.  A fast path that does not apply changed nothing, and
- * the general path starts over under the same lock hold.
+ * map's churn), ridr_alloc_lowest() for the lowest free id (dense churn).
+ * Neither makes a call, so that what is live across the lock is the
+ * arguments only and the fast path needs neither the general path's
+ * stack frame nor its register saves.  A fast path that does not apply
+ * changed nothing, and ridr_alloc_slow() starts over under the same lock
+ * hold (a tail call).
  */
 static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 					      unsigned long min,
@@ -1476,24 +1500,19 @@ static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 					      unsigned long *idp,
 					      enum ridr_op op)
 {
-	unsigned int bad = (map == NULL) | (idp == NULL) | (min > max);
 	bool done;
-	int ret = 0;
 
-	rk_hide_var(bad);	/* one branch */
-	if (bad)
+	if (!map || !idp || min > max)
 		return -EINVAL;
 	ridr_lock(map);
-	if (op == RIDR_OP_CYCLIC)
-		done = ridr_cyclic_append(map, ptr, min, max, idp);
+	if (op != RIDR_OP_ALLOC)
+		done = ridr_cyclic_append(map, ptr, min, max, idp, false);
 	else
 		done = ridr_alloc_lowest(map, ptr, min, max, idp);
 	if (!done)
-		ret = ridr_alloc_general(map, ptr, min, max, idp, op);
+		return ridr_alloc_slow(map, ptr, min, max, idp, op);
 	ridr_unlock(map);
-	if (ret == -ENOMEM)
-		return ridr_alloc_retry(map, ptr, min, max, idp, op);
-	return ret;
+	return 0;
 }
 
 int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
@@ -1513,9 +1532,8 @@ rk_export_symbol(ridr_alloc_cyclic_wrap);
 int ridr_alloc_cyclic(struct ridr *map, void *ptr, unsigned long min,
 		      unsigned long max, unsigned long *idp)
 {
-	int ret = ridr_alloc_locked(map, ptr, min, max, idp, RIDR_OP_CYCLIC);
-
-	return ret < 0 ? ret : 0;
+	return ridr_alloc_locked(map, ptr, min, max, idp,
+				 RIDR_OP_CYCLIC_NOWRAP);
 }
 rk_export_symbol(ridr_alloc_cyclic);
 
@@ -2358,7 +2376,8 @@ static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 {
 	unsigned int n = b->n;
 	unsigned long d = __ridr_root_key_below(b, kb, n - (n != 0)) - id;
-	void *sink, *e;
+	void __rk_rcu **slot;
+	void *e;
 
 	if (likely(d < n) && __ridr_root_key_below(b, kb, n - 1 - d) == id) {
 		d = n - 1 - d;
@@ -2367,10 +2386,19 @@ static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 		if (d >= n || __ridr_root_key_below(b, kb, d) != id)
 			return 1;
 	}
-	e = ridr_protected(map, ridr_entries(b)[d]);
+	/* What ridr_record_clear() does, the entry's address computed once
+	 * (a store to the map's count could otherwise make the compiler
+	 * load @b's entry offset again).
+	 */
+	slot = &((struct __ridr_bucket_recs *)b)->r.w[b->eoff + d];
+	e = ridr_protected(map, *slot);
 	if (!e)
 		return 1;	/* a tombstone: the general path says -ENOENT */
-	*(oldp ? oldp : &sink) = ridr_record_clear(map, b, (unsigned int)d);
+	rk_write_once(map->count, map->count - 1);
+	rk_rcu_init_pointer(*slot, NULL);
+	b->u.w.live--;
+	if (oldp)
+		*oldp = e == RIDR_RESERVED ? NULL : e;
 	return 0;
 }
 

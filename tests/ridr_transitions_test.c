@@ -477,6 +477,76 @@ T(cyclic_churn_in_a_root_bucket_of_each_key_width)
 #endif
 }
 
+/* The copy of a full root bucket (ridr_cyclic_compact()) stops after the
+ * last live record: with live records spread through the bucket (every
+ * 5th id kept, some of them removed later, so live ones sit between
+ * tombstones and the last one anywhere), each copy holds exactly the
+ * live ids and the new one, and every id is found or not as the model
+ * says, in root buckets of 16- and 32-bit keys. */
+static void cyclic_copy_keeps_spread_live_ids(unsigned long base)
+{
+	enum { N = 400 };
+	static bool live[N];
+	struct ridr m;
+	unsigned long id;
+	int copies = 0, nlive = 0;
+
+	memset(live, 0, sizeof(live));
+	ridr_init(&m);
+	ridr_lock(&m);
+	__ridr_set_cursor(&m, base);
+	ridr_unlock(&m);
+	for (int k = 0; k < N; k++) {
+		const struct ridr_bucket *b = root_bucket(&m);
+		bool full = b && b->n == b->cap;
+
+		cr_assert_eq(ridr_alloc_cyclic(&m, P(k), 0, INT_MAX, &id), 0);
+		cr_assert_eq(id, base + (unsigned long)k);
+		live[k] = true;
+		nlive++;
+		if (full) {
+			copies++;
+			cr_assert_neq(root_bucket(&m), b);
+			cr_assert_eq(root_bucket(&m)->n, nlive,
+				     "copy %d holds %u records, %d live", copies,
+				     root_bucket(&m)->n, nlive);
+		}
+		if (k % 5) {		/* churned at once */
+			cr_assert_eq(ridr_remove(&m, id, NULL), 0);
+			live[k] = false;
+			nlive--;
+		} else if (k % 15 == 10) {	/* an older kept one goes */
+			cr_assert_eq(ridr_remove(&m, base + (unsigned long)k - 5,
+					     NULL),
+				     0);
+			live[k - 5] = false;
+			nlive--;
+		}
+		if (nlive > 24) {	/* stay below RIDR_BUCKET_MAX records */
+			for (int j = 0; j <= k; j++) {
+				if (live[j] && j % 3 == 0) {
+					cr_assert_eq(ridr_remove(&m,
+						base + (unsigned long)j, NULL), 0);
+					live[j] = false;
+					nlive--;
+				}
+			}
+		}
+		cr_assert_eq(ridr_count(&m), (unsigned long)nlive);
+	}
+	for (int k = 0; k < N; k++)
+		find_both(&m, base + (unsigned long)k, live[k] ? P(k) : NULL);
+	cr_expect_geq(copies, 5, "only %d copies", copies);
+	memory_is_what_is_allocated(&m);
+	ridr_destroy(&m);
+}
+
+T(cyclic_copy_of_a_full_root_bucket_with_live_ids_spread)
+{
+	cyclic_copy_keeps_spread_live_ids(1000);
+	cyclic_copy_keeps_spread_live_ids(70000);
+}
+
 /* Cyclic allocation up to RIDR_MAX_ID in a root bucket: the id
  * RIDR_MAX_ID itself is allocated without a wrap, the cursor then wraps
  * to 0, and the next allocation reports the wrap (1).  The root
