@@ -69,11 +69,11 @@ void rk_set_allocator(const struct rk_allocator *a)
  * So rk_free() on a call_rcu worker thread of any flavor does not call
  * free(): it pushes the object on rk_deferred (a lock-free stack linked
  * through the objects' first word: the object is dead, its grace period
- * has elapsed), and the next rk_zalloc*() or rk_call_rcu() of any
- * thread, or rk_rcu_barrier(), takes the whole stack and frees it.  What
- * stays unfreed is bounded by what the callbacks freed since the last of
- * those calls; a writer that only removes (retiring objects, allocating
- * none) still frees at each retirement.
+ * has elapsed), and the next rk_zalloc*()/rk_alloc() or rk_call_rcu()
+ * of any thread, or rk_rcu_barrier(), takes the whole stack and frees
+ * it.  What stays unfreed is bounded by what the callbacks freed since
+ * the last of those calls; a writer that only removes (retiring
+ * objects, allocating none) still frees at each retirement.
  *
  * Ordering: the push is a release CAS, the take an acquire exchange, so
  * the callback's accesses to an object (and, through the callback's own

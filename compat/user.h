@@ -377,11 +377,12 @@ void *rk_zalloc_aligned(size_t size, size_t align, rk_gfp_t gfp);
 void *rk_alloc(size_t size, rk_gfp_t gfp);
 /* kernel: kfree(p); @size is the size passed to rk_zalloc().  Called by
  * an RCU callback (liburcu's worker thread), the free() is left to the
- * next rk_zalloc*() or rk_call_rcu() of any thread or to
+ * next rk_zalloc*()/rk_alloc() or rk_call_rcu() of any thread or to
  * rk_rcu_barrier(): user.c says why. */
 void rk_free(void *p, size_t size);
 /* Userspace only, for tests: whether frees made by RCU callbacks are
- * waiting for the next rk_zalloc*(), rk_call_rcu() or rk_rcu_barrier(). */
+ * waiting for the next rk_zalloc*()/rk_alloc(), rk_call_rcu() or
+ * rk_rcu_barrier(). */
 bool rk_frees_pending(void);
 
 /*

@@ -338,7 +338,8 @@ ridr_stock_bucket(struct ridr *map, struct ridr_stock *st, unsigned int kshift);
 RK_HIDDEN struct ridr_bucket *
 ridr_bucket_new(struct ridr *map, unsigned int kshift, unsigned int cap);
 /* The same, its records not zeroed: for a writer that writes every record
- * below the count it publishes (ridr_cyclic_compact()). */
+ * below the count it publishes (ridr_cyclic_compact()).
+ */
 RK_HIDDEN struct ridr_bucket *
 ridr_bucket_new_unzeroed(struct ridr *map, unsigned int kshift,
 			 unsigned int cap);
