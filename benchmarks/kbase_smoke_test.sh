@@ -22,6 +22,13 @@ done
 grep -q "^| (d) dense" "$out/memory.md" || { echo "no dense memory row" >&2; exit 1; }
 grep -q "^| (5) cyclic" "$out/churn.md" || { echo "no cyclic churn row" >&2; exit 1; }
 "$bin" icount 64 1000 | grep "1000 finds of 64 ids" >/dev/null
+for s in spin_stack ridr idr xarray maple; do
+	"$bin" icount-churn "$s" cyclic 1000 |
+		grep "1000 cyclic pairs on $s done" >/dev/null
+done
+if "$bin" icount-churn ridr bogus 1000 2>/dev/null; then
+	echo "bad churn pattern accepted" >&2; exit 1
+fi
 python3 benchmarks/plot.py --check-only "$out"/kbase_*.json
 python3 benchmarks/summary.py "$out" | grep "issue 10" >/dev/null
 if "$bin" bogus 2>/dev/null; then echo "bad workload accepted" >&2; exit 1; fi

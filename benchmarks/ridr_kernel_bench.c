@@ -52,6 +52,9 @@
  *            (scripts/kbase_icount.sh counts instructions inside
  *            ridr_find, flat_find, idr_find, xa_load, mtree_load and
  *            rcu_pair, an empty read-side section).
+ *   icount-churn STRUCT PATTERN K   K churn pairs of one pattern on one
+ *            structure (spin_stack, ridr, idr, xarray, maple), for
+ *            callgrind (scripts/churn_icount.sh).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1020,6 +1023,48 @@ static double churn_rate(enum st s, enum pattern p, double seconds,
 	return (double)done / (t - t0);
 }
 
+/*
+ * icount-churn S P K: K pairs of pattern @p on structure @s after the same
+ * setup and warm-up as churn_rate(), the K pairs inside churn_counted(),
+ * for callgrind (scripts/churn_icount.sh counts the instructions inside
+ * it: the structure's calls and the driver loop, the same loop for every
+ * structure).  Instruction counts do not move with the host's load.
+ */
+__attribute__((noinline)) void churn_counted(enum st s, enum pattern p,
+					     struct churn_state *cs,
+					     long pairs);
+__attribute__((noinline)) void churn_counted(enum st s, enum pattern p,
+					     struct churn_state *cs,
+					     long pairs)
+{
+	churn_run(s, p, cs, pairs);
+}
+
+static int cmd_icount_churn(const char *sname, const char *pname, long k)
+{
+	struct churn_state cs;
+	int si = -1, pi = -1;
+
+	for (unsigned int i = 0; i < CH_NST; i++)
+		if (!strcmp(sname, st_name[ch_st[i]]))
+			si = (int)ch_st[i];
+	for (int i = 0; i < P_N; i++)
+		if (!strcmp(pname, pat_name[i]))
+			pi = i;
+	if (si < 0 || pi < 0 || k < 1) {
+		fprintf(stderr, "icount-churn: unknown structure or pattern\n");
+		return 2;
+	}
+	churn_setup((enum st)si, (enum pattern)pi, &cs);
+	churn_run((enum st)si, (enum pattern)pi, &cs, 4096);
+	if (is_kernel((enum st)si))
+		kb_allow_nowait();
+	churn_counted((enum st)si, (enum pattern)pi, &cs, k);
+	st_destroy((enum st)si);
+	printf("icount-churn: %ld %s pairs on %s done\n", k, pname, sname);
+	return 0;
+}
+
 /* ridr node allocations per pair, through compat's allocator hook. */
 static unsigned long hook_allocs;
 
@@ -1323,7 +1368,8 @@ static void usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s memory|lookup|churn [--quick] [--rounds N] "
 		"[--seconds S] [--json F]\n"
-		"       %s icount N K | verify OPS\n", prog, prog);
+		"       %s icount N K | icount-churn STRUCT PATTERN K | "
+		"verify OPS\n", prog, prog);
 	exit(2);
 }
 
@@ -1345,6 +1391,13 @@ int main(int argc, char **argv)
 			usage(argv[0]);
 		ret = cmd_icount(strtoul(argv[2], NULL, 0),
 				 strtol(argv[3], NULL, 0));
+		goto out;
+	}
+	if (!strcmp(argv[1], "icount-churn")) {
+		if (argc != 5)
+			usage(argv[0]);
+		ret = cmd_icount_churn(argv[2], argv[3],
+				       strtol(argv[4], NULL, 0));
 		goto out;
 	}
 	if (!strcmp(argv[1], "verify")) {

@@ -53,6 +53,8 @@ if [[ -x $BIN/ridr_kernel_bench ]]; then
 	done
 	scripts/kbase_icount.sh "$BIN/ridr_kernel_bench" "$OUT/kbase_icount.json" |
 		tee -a "$OUT/results.md"
+	scripts/churn_icount.sh "$BIN/ridr_kernel_bench" "$OUT/churn_icount.table.json" |
+		tee -a "$OUT/results.md"
 else
 	echo "bench: no ridr_kernel_bench (linux-source-6.1 not installed): no kernel baselines" >&2
 fi

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Instructions per remove+alloc pair in the five churn patterns of
+# ridr_kernel_bench (leaf, empty, boundary, far, cyclic) for the
+# spinlocked flat array with a free-id stack, ridr and Linux 6.1's IDR,
+# XArray and maple tree, counted by callgrind inside churn_counted()
+# (the structure's calls and the driver's loop, which is the same for
+# every structure), after the same setup and warm-up as the timed churn.
+# The figures issue 10's churn targets are stated in (ridr >= 0.6x the
+# spin stack, >= 3x the IDR) as rates; here as path lengths: "x spin" is
+# spin's instructions over ridr's, "x idr" the IDR's over ridr's.
+# Prints a markdown table and writes OUT_JSON.
+# Usage: scripts/churn_icount.sh ridr_kernel_bench OUT_JSON
+# RK_ICOUNT_K sets the pairs per run (default 20000).
+set -euo pipefail
+bin=$1
+out=$2
+k=${RK_ICOUNT_K:-20000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if ! command -v valgrind >/dev/null; then
+	echo "churn_icount: valgrind not installed" >&2
+	exit 1
+fi
+structs=(spin_stack ridr idr xarray maple)
+patterns=(leaf empty boundary far cyclic)
+printf '\n### instructions per remove+alloc pair (callgrind, %s pairs each)\n\n' "$k"
+printf '| pattern | %s | ridr x spin | ridr x idr |\n' "$(IFS='|'; echo "${structs[*]}" | sed 's/|/ | /g')"
+printf '|---|---|---|---|---|---|---|---|\n'
+rows=()
+for p in "${patterns[@]}"; do
+	declare -A v=()
+	for s in "${structs[@]}"; do
+		echo "[churn_icount] $p, $s ..." >&2
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
+			--toggle-collect=churn_counted "$bin" icount-churn "$s" "$p" "$k" \
+			>/dev/null 2>"$tmp/log" || { cat "$tmp/log" >&2; exit 1; }
+		total=$(sed -n 's/^summary: //p; s/^totals: //p' "$tmp/cg" | head -1)
+		v[$s]=$(python3 -c "print(f'{$total / $k:.1f}')")
+	done
+	xs=$(python3 -c "print(f'{${v[spin_stack]} / ${v[ridr]}:.2f}')")
+	xi=$(python3 -c "print(f'{${v[idr]} / ${v[ridr]}:.2f}')")
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$p" \
+		"${v[spin_stack]}" "${v[ridr]}" "${v[idr]}" "${v[xarray]}" \
+		"${v[maple]}" "$xs" "$xi"
+	rows+=("{\"pattern\": \"$p\", \"spin_stack\": ${v[spin_stack]}, \"ridr\": ${v[ridr]}, \"idr\": ${v[idr]}, \"xarray\": ${v[xarray]}, \"maple\": ${v[maple]}, \"ridr_x_spin\": $xs, \"ridr_x_idr\": $xi}")
+	unset v
+done
+{
+	echo '{"benchmark": "churn_icount", "unit": "instructions per remove+alloc pair", "pairs": '"$k"', "rows": ['
+	(IFS=,; echo "${rows[*]}")
+	echo ']}'
+} >"$out"
