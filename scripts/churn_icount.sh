@@ -23,7 +23,7 @@ if ! command -v valgrind >/dev/null; then
 fi
 structs=(spin_stack ridr idr xarray maple)
 patterns=(leaf empty boundary far cyclic)
-printf '\n### instructions per remove+alloc pair (callgrind, %s pairs each)\n\n' "$k"
+printf '\n### churn_icount\n\ninstructions per remove+alloc pair (callgrind, %s pairs each after the warm-up, inside churn_counted(): the calls and the driver loop).  ridr x spin: the spin stack'"'"'s count over ridr'"'"'s; ridr x idr: the IDR'"'"'s over ridr'"'"'s\n\n' "$k"
 printf '| pattern | %s | ridr x spin | ridr x idr |\n' "$(IFS='|'; echo "${structs[*]}" | sed 's/|/ | /g')"
 printf '|---|---|---|---|---|---|---|---|\n'
 rows=()
