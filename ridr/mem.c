@@ -7,7 +7,9 @@
  *
  * Memory rules:
  *  - Every object handed to an insertion is fresh from the allocator:
- *    zeroed once, by the allocation, and written before it is published.
+ *    zeroed once, by the allocation, and written before it is published
+ *    (the copy of a full root bucket is not zeroed: its writer writes
+ *    every record below the count it publishes, its header here).
  *    Spares and preloaded nodes are such fresh nodes, never a node that
  *    was in the tree (that one may still be read: it goes through a
  *    grace period and back to the allocator).
