@@ -2365,20 +2365,21 @@ static rk_noinline int ridr_remove_located(struct ridr *map, unsigned long id,
  * deleted after its create) or just before it (the previous one, after
  * the next was allocated), with a range test and one key compare, and
  * the ids handed out in order behind a long-lived one.  Then the probe
- * from the first key.  @n == 0 hits nothing (no index is below 0).  The
- * keys read are below @n (__ridr_root_key_below()) but for key 0 (or
- * the last key) of an empty bucket, whose value is then not used.
+ * from the first key.  An empty bucket (@n == 0) goes to the general
+ * path; the keys read are then below @n (__ridr_root_key_below()).
  */
 static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 						struct ridr_bucket *b,
 						unsigned long id, void **oldp,
 						unsigned int kb)
 {
-	unsigned int n = b->n;
-	unsigned long d = __ridr_root_key_below(b, kb, n - (n != 0)) - id;
+	unsigned long n = b->n, d;
 	void __rk_rcu **slot;
 	void *e;
 
+	if (unlikely(!n))
+		return 1;
+	d = __ridr_root_key_below(b, kb, n - 1) - id;
 	if (likely(d < n) && __ridr_root_key_below(b, kb, n - 1 - d) == id) {
 		d = n - 1 - d;
 	} else {
