@@ -1052,7 +1052,7 @@ static rk_always_inline bool ridr_cyclic_append_kb(struct ridr *map,
  * counted ~37 guest blocks per allocation in the general path.  A full
  * bucket is copied only if @compact (a constant): the inline fast path
  * of ridr_alloc_locked() makes no call (so it needs few registers and
- * no stack frame) and leaves that case to ridr_alloc_slow().
+ * no stack frame) and leaves that case to ridr_alloc_general().
  */
 static rk_always_inline bool ridr_cyclic_append(struct ridr *map, void *ptr,
 						unsigned long min,
@@ -1458,41 +1458,34 @@ static rk_noinline int ridr_alloc_retry(struct ridr *map, void *ptr,
 }
 
 /*
- * The rest of a locked allocation whose inline fast path did not apply
- * (it changed nothing): entered with the map's lock held, returns with it
- * released (rk_releases: sparse checks the lock context).  The general
- * first try, whose cyclic path also copies a full root bucket
- * (ridr_cyclic_compact()), then, after -ENOMEM, the retry; a wrap is
- * reported as 0 here for ridr_alloc_cyclic() (RIDR_OP_CYCLIC_NOWRAP), so
- * that the fast path's call to this is a tail call.
+ * The general first try of a locked allocation whose inline fast path
+ * did not apply (it changed nothing), with the map's lock held (taken
+ * and released by ridr_alloc_locked(), so that each function balances
+ * its own lock context, as sparse checks in the kernel): its cyclic path
+ * also copies a full root bucket (ridr_cyclic_compact()).  Out of line:
+ * see ridr_alloc_locked().
  */
-static rk_noinline int ridr_alloc_slow(struct ridr *map, void *ptr,
-				       unsigned long min, unsigned long max,
-				       unsigned long *idp, enum ridr_op op)
-	rk_releases(&map->lock)
+static rk_noinline int ridr_alloc_general(struct ridr *map, void *ptr,
+					  unsigned long min, unsigned long max,
+					  unsigned long *idp, enum ridr_op op)
 {
 	struct ridr_preload none __rk_uninitialized;	/* preloads nothing */
-	int ret;
 
 	none.nr = 0;
 	none.map = NULL;
-	ret = ridr_do_alloc(map, ptr, min, max, idp, op != RIDR_OP_ALLOC,
-			    &none);
-	ridr_unlock(map);
-	if (ret == -ENOMEM)
-		ret = ridr_alloc_retry(map, ptr, min, max, idp, op);
-	return op == RIDR_OP_CYCLIC_NOWRAP && ret > 0 ? 0 : ret;
+	return ridr_do_alloc(map, ptr, min, max, idp, op != RIDR_OP_ALLOC,
+			     &none);
 }
 
 /*
  * An allocation first tries its fast path under the lock, inline:
  * ridr_cyclic_append() for a cyclic one (the steady state of a small
  * map's churn), ridr_alloc_lowest() for the lowest free id (dense churn).
- * Neither makes a call, so that what is live across the lock is the
- * arguments only and the fast path needs neither the general path's
- * stack frame nor its register saves.  A fast path that does not apply
- * changed nothing, and ridr_alloc_slow() starts over under the same lock
- * hold (a tail call).
+ * Neither makes a call, so what is live across the lock is the
+ * arguments only, and a fast path that applied unlocks and returns 0 at
+ * once.  One that does not changed nothing: ridr_alloc_general() starts
+ * over under the same lock hold; after -ENOMEM, the retry.  A wrap is
+ * reported as 0 for ridr_alloc_cyclic() (RIDR_OP_CYCLIC_NOWRAP).
  */
 static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 					      unsigned long min,
@@ -1501,6 +1494,7 @@ static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 					      enum ridr_op op)
 {
 	bool done;
+	int ret;
 
 	if (!map || !idp || min > max)
 		return -EINVAL;
@@ -1509,10 +1503,15 @@ static rk_always_inline int ridr_alloc_locked(struct ridr *map, void *ptr,
 		done = ridr_cyclic_append(map, ptr, min, max, idp, false);
 	else
 		done = ridr_alloc_lowest(map, ptr, min, max, idp);
-	if (!done)
-		return ridr_alloc_slow(map, ptr, min, max, idp, op);
+	if (done) {
+		ridr_unlock(map);
+		return 0;
+	}
+	ret = ridr_alloc_general(map, ptr, min, max, idp, op);
 	ridr_unlock(map);
-	return 0;
+	if (ret == -ENOMEM)
+		ret = ridr_alloc_retry(map, ptr, min, max, idp, op);
+	return op == RIDR_OP_CYCLIC_NOWRAP && ret > 0 ? 0 : ret;
 }
 
 int ridr_alloc(struct ridr *map, void *ptr, unsigned long min,
