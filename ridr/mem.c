@@ -254,35 +254,24 @@ struct ridr_bucket *ridr_stock_bucket(struct ridr *map,
 	return b;
 }
 
-struct ridr_bucket *ridr_bucket_new(struct ridr *map, unsigned int kshift,
-				    unsigned int cap)
-{
-	struct ridr_bucket *b = rk_zalloc(ridr_bucket_size(kshift, cap),
-					  ridr_gfp(map, RK_GFP_NOWAIT));
-
-	if (!b)
-		return NULL;
-	ridr_bucket_shape(b, kshift, cap);
-	b->u.w.refs = 1;
-	ridr_bytes_add(map, (long)ridr_bucket_bytes(b));
-	return b;
-}
-
 /*
- * Readers and writers read a bucket's records below its count only (and
- * key 0 of an empty bucket, whose value is not used), so a bucket that
- * is published with a count >= 1 and every record below it written needs
- * no zeroing: its header is written here, field by field.  The cyclic
- * churn of a small map copies its root bucket every ~30 allocations
+ * A bucket from the allocator, zeroed or not, its header written here
+ * field by field either way.  Readers and writers read a bucket's
+ * records below its count only (and key 0 of an empty bucket, whose
+ * value is not used), so a bucket that is published with a count >= 1
+ * and every record below it written needs no zeroing.  The cyclic churn
+ * of a small map copies its root bucket every ~30 allocations
  * (ridr_cyclic_compact()); zeroing that copy's ~400 bytes was a large
  * part of the copy's cost in the kernel (memset's rep stos).
  */
-struct ridr_bucket *ridr_bucket_new_unzeroed(struct ridr *map,
+static struct ridr_bucket *ridr_bucket_alloc(struct ridr *map,
 					     unsigned int kshift,
-					     unsigned int cap)
+					     unsigned int cap, bool zero)
 {
-	struct ridr_bucket *b = rk_alloc(ridr_bucket_size(kshift, cap),
-					 ridr_gfp(map, RK_GFP_NOWAIT));
+	size_t size = ridr_bucket_size(kshift, cap);
+	rk_gfp_t gfp = ridr_gfp(map, RK_GFP_NOWAIT);
+	struct ridr_bucket *b = zero ? rk_zalloc(size, gfp) :
+				       rk_alloc(size, gfp);
 
 	if (!b)
 		return NULL;
@@ -293,6 +282,19 @@ struct ridr_bucket *ridr_bucket_new_unzeroed(struct ridr *map,
 	b->u.w.refs = 1;
 	ridr_bytes_add(map, (long)ridr_bucket_bytes(b));
 	return b;
+}
+
+struct ridr_bucket *ridr_bucket_new(struct ridr *map, unsigned int kshift,
+				    unsigned int cap)
+{
+	return ridr_bucket_alloc(map, kshift, cap, true);
+}
+
+struct ridr_bucket *ridr_bucket_new_unzeroed(struct ridr *map,
+					     unsigned int kshift,
+					     unsigned int cap)
+{
+	return ridr_bucket_alloc(map, kshift, cap, false);
 }
 
 /* ---- deferred frees ------------------------------------------------- */

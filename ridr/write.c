@@ -522,6 +522,19 @@ static rk_always_inline void ridr_leaf_take(struct ridr_node *leaf,
 	}
 }
 
+/* The address of record @i's entry in bucket @b (ridr_entries(b) + @i),
+ * indexed off the bucket (struct __ridr_bucket_recs), so that the access
+ * is one instruction also where it is volatile.  A caller that loads and
+ * then clears the entry computes it once (a store to the map's count in
+ * between would otherwise make the compiler load @b's entry offset
+ * again).
+ */
+static rk_always_inline void __rk_rcu **ridr_record_slot(struct ridr_bucket *b,
+							 unsigned long i)
+{
+	return &((struct __ridr_bucket_recs *)b)->r.w[b->eoff + i];
+}
+
 /* Append (@key, @entry) to a bucket in place (W4); @kb is
  * ridr_key_bytes() of its kshift.
  */
@@ -542,7 +555,7 @@ static rk_always_inline void ridr_bucket_append_kb(struct ridr_bucket *b,
 		rk_write_once(r->r.k32[n], (uint32_t)key);
 	else
 		rk_write_once(r->r.k64[n], (uint64_t)key);
-	rk_rcu_init_pointer(r->r.w[b->eoff + n], entry);
+	rk_rcu_init_pointer(*ridr_record_slot(b, n), entry);
 	/* Pairs with rk_load_acquire() in readers (R3). */
 	rk_store_release(b->n, (uint8_t)(n + 1));
 	b->u.w.live++;
@@ -2227,15 +2240,26 @@ static rk_always_inline void *ridr_leaf_clear(struct ridr *map,
 	return old;
 }
 
+/* W3: make the record of bucket @b whose entry is at @slot, not a
+ * tombstone, a tombstone.
+ */
+static rk_always_inline void ridr_slot_clear(struct ridr *map,
+					     struct ridr_bucket *b,
+					     void __rk_rcu **slot)
+{
+	rk_write_once(map->count, map->count - 1);
+	rk_rcu_init_pointer(*slot, NULL);
+	b->u.w.live--;
+}
+
 /* W3: make record @i of bucket @b a tombstone; returns the entry. */
 static inline void *ridr_record_clear(struct ridr *map, struct ridr_bucket *b,
 				      unsigned int i)
 {
-	void *old = ridr_protected(map, ridr_entries(b)[i]);
+	void __rk_rcu **slot = ridr_record_slot(b, i);
+	void *old = ridr_protected(map, *slot);
 
-	rk_write_once(map->count, map->count - 1);
-	rk_rcu_init_pointer(ridr_entries(b)[i], NULL);
-	b->u.w.live--;
+	ridr_slot_clear(map, b, slot);
 	return old == RIDR_RESERVED ? NULL : old;
 }
 
@@ -2386,17 +2410,11 @@ static rk_always_inline int ridr_remove_root_kb(struct ridr *map,
 		if (d >= n || __ridr_root_key_below(b, kb, d) != id)
 			return 1;
 	}
-	/* What ridr_record_clear() does, the entry's address computed once
-	 * (a store to the map's count could otherwise make the compiler
-	 * load @b's entry offset again).
-	 */
-	slot = &((struct __ridr_bucket_recs *)b)->r.w[b->eoff + d];
+	slot = ridr_record_slot(b, d);
 	e = ridr_protected(map, *slot);
 	if (!e)
 		return 1;	/* a tombstone: the general path says -ENOENT */
-	rk_write_once(map->count, map->count - 1);
-	rk_rcu_init_pointer(*slot, NULL);
-	b->u.w.live--;
+	ridr_slot_clear(map, b, slot);
 	if (oldp)
 		*oldp = e == RIDR_RESERVED ? NULL : e;
 	return 0;
