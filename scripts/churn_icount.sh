@@ -15,12 +15,8 @@ set -euo pipefail
 bin=$1
 out=$2
 k=${RK_ICOUNT_K:-20000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! command -v valgrind >/dev/null; then
-	echo "churn_icount: valgrind not installed" >&2
-	exit 1
-fi
+source "$(dirname "$0")/callgrind.sh"	# cg_init, cg_per_op
+cg_init churn_icount
 structs=(spin_stack ridr idr xarray maple)
 patterns=(leaf empty boundary far cyclic)
 printf '\n### churn_icount\n\ninstructions per remove+alloc pair (callgrind, %s pairs each after the warm-up, inside churn_counted(): the calls and the driver loop).  ridr x spin: the spin stack'"'"'s count over ridr'"'"'s; ridr x idr: the IDR'"'"'s over ridr'"'"'s\n\n' "$k"
@@ -31,11 +27,7 @@ for p in "${patterns[@]}"; do
 	declare -A v=()
 	for s in "${structs[@]}"; do
 		echo "[churn_icount] $p, $s ..." >&2
-		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
-			--toggle-collect=churn_counted "$bin" icount-churn "$s" "$p" "$k" \
-			>/dev/null 2>"$tmp/log" || { cat "$tmp/log" >&2; exit 1; }
-		total=$(sed -n 's/^summary: //p; s/^totals: //p' "$tmp/cg" | head -1)
-		v[$s]=$(python3 -c "print(f'{$total / $k:.1f}')")
+		v[$s]=$(cg_per_op churn_counted "$k" "$bin" icount-churn "$s" "$p" "$k")
 	done
 	xs=$(python3 -c "print(f'{${v[spin_stack]} / ${v[ridr]}:.2f}')")
 	xi=$(python3 -c "print(f'{${v[idr]} / ${v[ridr]}:.2f}')")

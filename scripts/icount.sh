@@ -6,12 +6,8 @@ set -euo pipefail
 bin=$1
 out=$2
 k=${RK_ICOUNT_K:-100000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! command -v valgrind >/dev/null; then
-	echo "icount: valgrind not installed" >&2
-	exit 1
-fi
+source "$(dirname "$0")/callgrind.sh"	# cg_init, cg_per_op
+cg_init icount
 rows=()
 printf '\n### instructions per operation (callgrind, %s operations each)\n\n' "$k"
 printf '| live ids | ridr_find | flat array find | ridr remove+alloc pair |\n|---|---|---|---|\n'
@@ -19,11 +15,7 @@ for n in ${RK_ICOUNT_SIZES:-64 4096 1000000}; do
 	vals=()
 	for f in ridr_find_noinline flat_find ridr_pair; do
 		echo "[icount] $n ids, $f ..." >&2
-		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
-			--toggle-collect="$f" "$bin" icount "$n" "$k" >/dev/null 2>"$tmp/log" ||
-			{ cat "$tmp/log" >&2; exit 1; }
-		total=$(sed -n 's/^summary: //p; s/^totals: //p' "$tmp/cg" | head -1)
-		vals+=("$(python3 -c "print(f'{$total / $k:.1f}')")")
+		vals+=("$(cg_per_op "$f" "$k" "$bin" icount "$n" "$k")")
 	done
 	printf '| %s | %s | %s | %s |\n' "$n" "${vals[0]}" "${vals[1]}" "${vals[2]}"
 	rows+=("{\"ids\": $n, \"ridr_find\": ${vals[0]}, \"flat_find\": ${vals[1]}, \"ridr_remove_alloc\": ${vals[2]}}")
@@ -36,11 +28,7 @@ printf '| create: ridr_alloc_cyclic | lookup: ridr_find | delete: ridr_remove |\
 tvals=()
 for f in timer_create_op timer_find_op timer_delete_op; do
 	echo "[icount] timer steps, $f ..." >&2
-	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
-		--toggle-collect="$f" "$bin" icount-timer "$k" >/dev/null 2>"$tmp/log" ||
-		{ cat "$tmp/log" >&2; exit 1; }
-	total=$(sed -n 's/^summary: //p; s/^totals: //p' "$tmp/cg" | head -1)
-	tvals+=("$(python3 -c "print(f'{$total / $k:.1f}')")")
+	tvals+=("$(cg_per_op "$f" "$k" "$bin" icount-timer "$k")")
 done
 printf '| %s | %s | %s |\n' "${tvals[0]}" "${tvals[1]}" "${tvals[2]}"
 {

@@ -10,12 +10,8 @@ bin=$1
 out=$2
 n=${3:-4096}
 k=${RK_ICOUNT_K:-100000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! command -v valgrind >/dev/null; then
-	echo "kbase_icount: valgrind not installed" >&2
-	exit 1
-fi
+source "$(dirname "$0")/callgrind.sh"	# cg_init, cg_per_op
+cg_init kbase_icount
 # function, column name
 funcs=(ridr_find_noinline:ridr flat_find:flat idr_find:idr xa_load:xarray
        mtree_load:maple rcu_pair:rcu_read_lock+unlock)
@@ -23,11 +19,7 @@ vals=()
 for fc in "${funcs[@]}"; do
 	f=${fc%%:*}
 	echo "[kbase_icount] $n ids, $f ..." >&2
-	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
-		--toggle-collect="$f" "$bin" icount "$n" "$k" >/dev/null 2>"$tmp/log" ||
-		{ cat "$tmp/log" >&2; exit 1; }
-	total=$(sed -n 's/^summary: //p; s/^totals: //p' "$tmp/cg" | head -1)
-	vals+=("$(python3 -c "print(f'{$total / $k:.1f}')")")
+	vals+=("$(cg_per_op "$f" "$k" "$bin" icount "$n" "$k")")
 done
 printf '\n### kbase_icount\n\ninstructions per find, %s dense ids (callgrind, %s finds each, inside the function named, callees included).  ridr_find and idr_find run inside a read-side section taken by the caller; xa_load and mtree_load take their own (the last column: what one costs here)\n\n' "$n" "$k"
 printf '| ids | ridr_find | flat array | idr_find | xa_load | mtree_load | rcu_read_lock+unlock | ridr / idr | ridr / xarray | ridr / maple |\n|---|---|---|---|---|---|---|---|---|---|\n'

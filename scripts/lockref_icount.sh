@@ -10,15 +10,11 @@ if [[ -z $bin ]]; then
 	bazel build --config=opt //benchmarks:lockref_pair_bench >&2
 	bin=$(bazel info --config=opt bazel-bin 2>/dev/null)/benchmarks/lockref_pair_bench
 fi
-command -v valgrind >/dev/null || { echo "lockref_icount: valgrind not installed" >&2; exit 1; }
+source scripts/callgrind.sh	# cg_init, cg_total
+cg_init lockref_icount
 n=${RK_ICOUNT_N:-1000000}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 count() {
-	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
-		--toggle-collect="bench_$1" "$bin" "$1" "$n" >/dev/null 2>"$tmp/log" ||
-		{ cat "$tmp/log" >&2; exit 1; }
-	sed -n 's/^summary: //p; s/^totals: //p' "$tmp/cg" | head -1
+	cg_total "bench_$1" "$bin" "$1" "$n"
 }
 empty=$(count empty)
 printf '| variant | instructions per pair (callgrind, %s pairs, loop subtracted) |\n|---|---|\n' "$n"
