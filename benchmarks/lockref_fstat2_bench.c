@@ -16,6 +16,9 @@
  *   lockref        ours: no pause, bounded retries (lockref/lockref.c)
  *   atomic_faa     fetch_add/fetch_sub on one counter: the physical limit
  *                  of one contended cache line (no lock semantics at all)
+ *   cas_count      a load and a cmpxchg loop per get and per put on one
+ *                  counter: lockref's fast path without its tests (the
+ *                  floor of any lock-free lockref at one thread)
  *
  * Usage: lockref_fstat2_bench {fstat2|open3} [bench options]
  */
@@ -39,6 +42,7 @@ static struct {
 } __attribute__((aligned(64))) locked;
 
 static uint64_t faa_count __attribute__((aligned(64)));
+static uint64_t cas_count __attribute__((aligned(64)));
 
 static bool open3;	/* add the lock-held section */
 
@@ -51,6 +55,7 @@ static void reset(int nthreads)
 	locked.count = 1;
 	locked.field = 0;
 	__atomic_store_n(&faa_count, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&cas_count, 1, __ATOMIC_RELAXED);
 }
 
 static inline void short_section_lockref(void)
@@ -161,6 +166,36 @@ static uint64_t run_lockref(int tid, int n, const int *stop)
 	return ops;
 }
 
+/*
+ * ---- load + cmpxchg: lockref's own floor ----
+ * What a lockref get or put is once its tests are taken away: one load of
+ * the word, one cmpxchg of the new value (retried with the value a failed
+ * one loaded), with lockref's orderings (relaxed get, fully ordered put
+ * as lockref_put_return()).  Against spinlock_int at one thread it shows
+ * what the lock-free shape itself costs on this CPU: each load reads the
+ * word the previous operation's locked cmpxchg just wrote, and waits for
+ * it, where the spinlock's load of its lock word reads the plain release
+ * store of the unlock (docs/lockref.md, "One thread").
+ */
+static uint64_t run_cas_count(int tid, int n, const int *stop)
+{
+	uint64_t ops = 0;
+
+	while (!bench_stopped(stop)) {
+		uint64_t old = rk_read_once(cas_count);
+
+		while (!rk_try_cmpxchg64_relaxed(&cas_count, &old, old + 1))
+			;
+		if (open3)
+			short_section_lockref();
+		old = rk_read_once(cas_count);
+		while (!rk_try_cmpxchg64(&cas_count, &old, old - 1))
+			;
+		ops++;
+	}
+	return ops;
+}
+
 /* ---- atomic fetch_add: the limit ---- */
 static uint64_t run_atomic_faa(int tid, int n, const int *stop)
 {
@@ -181,10 +216,12 @@ static void check(void)
 	/* Every variant returns the count to its start: a cheap sanity
 	 * check that the figures came from correct code. */
 	if (shared.ref.count != 1 || locked.count != 1 ||
-	    __atomic_load_n(&faa_count, __ATOMIC_RELAXED) != 1) {
-		fprintf(stderr, "lockref bench: count mismatch (%d %d %lu)\n",
+	    __atomic_load_n(&faa_count, __ATOMIC_RELAXED) != 1 ||
+	    __atomic_load_n(&cas_count, __ATOMIC_RELAXED) != 1) {
+		fprintf(stderr,
+			"lockref bench: count mismatch (%d %d %lu %lu)\n",
 			shared.ref.count, locked.count,
-			(unsigned long)faa_count);
+			(unsigned long)faa_count, (unsigned long)cas_count);
 		__builtin_trap();
 	}
 }
@@ -197,13 +234,15 @@ static const struct bench_variant variants[] = {
 	{ "lockref", "ours: no pause, 100 retries", reset, check, run_lockref, NULL },
 	{ "atomic_faa", "fetch_add/sub on one line (limit)", reset, check,
 	  run_atomic_faa, NULL },
+	{ "cas_count", "load + cmpxchg on one word (lockref's floor)", reset,
+	  check, run_cas_count, NULL },
 };
 
 int main(int argc, char **argv)
 {
 	struct bench_config cfg = {
 		.variants = variants,
-		.nvariants = 4,
+		.nvariants = 5,
 		.baseline = 0,
 		.ours = 2,
 		.mirrors = "Linux 2023 lockref: no cpu_relax() in the cmpxchg "
