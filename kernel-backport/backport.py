@@ -354,15 +354,48 @@ def ridr_joined():
         for old in (spdx, '#include "ridr/internal.h"\n',
                     '#include "compat/compat.h"\n'):
             text = sub_exact(text, old, "", 1, name)
-        parts.append(text)
+        # A blank line between one part's last function and the next
+        # part's opening comment (core_to_kernel() folds runs of them).
+        parts.append("\n" + text.lstrip("\n"))
     text = (spdx + "/*\n * ridr, an RCU-readable id map and "
             "id allocator: internal.h,\n * then " + ", ".join(
                 p.split("/")[1] for p in RIDR_PARTS) +
             " of the ridr-kit core, in one file.\n */\n"
             '#include "ridr/ridr.h"\n#include "compat/compat.h"\n' +
             internal + "".join(parts))
-    text = text.replace("RK_HIDDEN extern ", "static ")
-    return text.replace("RK_HIDDEN ", "static ")
+    return unhide(text)
+
+
+def unhide(text):
+    """RK_HIDDEN [extern] at the start of a declaration -> static; the
+    declaration's continuation lines that were aligned after its open
+    parenthesis (at that column) are aligned after it again, with tabs
+    then spaces as the kernel writes them (checkpatch --strict's
+    PARENTHESIS_ALIGNMENT)."""
+    out, lines, i = [], text.split("\n"), 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        m = re.match(r"RK_HIDDEN (extern )?", line)
+        if not m:
+            out.append(line)
+            continue
+        new = "static " + line[m.end():]
+        out.append(new)
+        depth = line.count("(") - line.count(")")
+        if depth <= 0:
+            continue
+        old_col = tr.vis_width(line[:line.rindex("(") + 1])
+        new_col = tr.vis_width(new[:new.rindex("(") + 1])
+        while depth > 0 and i < len(lines):
+            cont = lines[i]
+            i += 1
+            indent = cont[:len(cont) - len(cont.lstrip())]
+            if cont.strip() and tr.vis_width(indent) == old_col:
+                cont = tr.tabs_to(new_col) + cont.lstrip()
+            depth += cont.count("(") - cont.count(")")
+            out.append(cont)
+    return "\n".join(out).replace("RK_HIDDEN ", "static ")
 
 
 def modular_users(header):

@@ -698,10 +698,20 @@ def wrap_long_lines(text, orig):
     prev_changed = False
     for line, masked in zip(lines, masks):
         changed = line not in orig
-        # Only an alignment indent (tabs, then spaces) is realigned: a
-        # tab-only one is a block (CMPXCHG_LOOP's code arguments).
+        # Only an alignment indent is realigned: tabs then spaces, or
+        # tabs alone ending less than a tab to the right of the
+        # parenthesis (aligned with it before the kernel's shorter words
+        # moved it left: rk_always_inline, uint64_t) on a line that is
+        # an argument (it ends with a comma, or closes the parenthesis).
+        # A block indent is not: CMPXCHG_LOOP's code arguments are
+        # statements.
         if stack and stack[-1][1] and plain(line, masked) and \
-                line.strip() and re.match(r"\t* +\S", line):
+                line.strip() and (re.match(r"\t* +\S", line) or (
+                    re.match(r"\t+\S", line) and
+                    0 < vis_width(line[:len(line) - len(line.lstrip())]) -
+                    stack[-1][0] < 8 and
+                    (masked.rstrip().endswith(",") or
+                     masked.count(")") > masked.count("(")))):
             body = line.lstrip()
             new = tabs_to(stack[-1][0]) + body
             if new != line:
@@ -835,6 +845,12 @@ CASES = [
      "ERROR: ridr/x.c:1: userspace-only wording"),
     ("ridr/x.c", "/* see rk_unknown_word */",
      "ERROR: ridr/x.c:1: rk_unknown_word left"),
+    ("ridr/x.c", "static rk_always_inline int fgh(int a,\n\t\t\t\tint b)\n",
+     "static __always_inline int fgh(int a,\n\t\t\t       int b)\n"),
+    ("lockref/lockref.c", "\tLOOP(rk_try_cmpxchg64_relaxed,\n"
+     "\t\tx = f(x);\n\t\tif (x)\n\t\t\treturn 0;\n\t);\n",
+     "\tLOOP(try_cmpxchg64_relaxed,\n"
+     "\t\tx = f(x);\n\t\tif (x)\n\t\t\treturn 0;\n\t);\n"),
 ]
 
 

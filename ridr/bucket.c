@@ -67,7 +67,7 @@ static inline bool ridr_record_used(const struct ridr *map,
 				    const struct ridr_bucket *b,
 				    unsigned int i)
 {
-	return ridr_protected(map, ridr_entries(b)[i]) != NULL;
+	return !!ridr_protected(map, ridr_entries(b)[i]);
 }
 
 /*

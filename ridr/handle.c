@@ -209,6 +209,7 @@ static int ridr_handle_do_alloc(struct ridr_handles *hs, void *ptr,
 	struct ridr_gen_chunk *c;
 	unsigned long id, k;
 	bool fresh = false;
+	uint32_t gen;
 	int ret;
 
 	if (ridr_first_free(&hs->map, 0, &id) ||
@@ -236,8 +237,8 @@ static int ridr_handle_do_alloc(struct ridr_handles *hs, void *ptr,
 		rk_warn_on_once(fresh);
 		return ret;
 	}
-	*hp = ridr_handle_make(hs, ridr_gen_load(hs, c,
-				(unsigned int)(id & (RIDR_GEN_CHUNK - 1))), id);
+	gen = ridr_gen_load(hs, c, (unsigned int)(id & (RIDR_GEN_CHUNK - 1)));
+	*hp = ridr_handle_make(hs, gen, id);
 	rk_write_once(hs->count, hs->count + 1);
 	return 0;
 }

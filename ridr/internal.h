@@ -495,6 +495,7 @@ static inline bool ridr_bucket_gap(const struct ridr *map,
 	}
 	return ridr_bucket_gap_scan(map, b, lo, hi, out, tomb);
 }
+
 /* Records of @b in [@lo, @hi] with a non-NULL entry. */
 RK_HIDDEN unsigned int ridr_bucket_count(const struct ridr *map,
 					 const struct ridr_bucket *b,

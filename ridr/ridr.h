@@ -193,7 +193,7 @@ struct ridr {
 	char reader_pad[RIDR_WRITER_GAP - 2 * sizeof(void *)];
 	/* public: */
 	rk_spinlock_t lock;
-	rk_spinlock_t spare_lock;
+	rk_spinlock_t spare_lock;	/* @spare, @nspare; innermost */
 	int keep_level;
 	unsigned int flags;
 	unsigned long next;
@@ -248,6 +248,7 @@ struct ridr_preload {
 	struct ridr *map;
 	struct ridr_node *nodes[RIDR_PRELOAD_MAX];
 };
+
 #ifdef RK_POSITIONAL_INIT
 #define RIDR_PRELOAD_INIT { 0, NULL, { NULL } }
 #else
@@ -916,6 +917,7 @@ struct ridr_bucket {
 		struct rk_rcu_head rcu;
 	} u;
 };
+
 /* Bucket kinds of 16- and 32-bit keys in a root word or slot (bits 1-2,
  * bit 0 clear; ridr/internal.h has the third).
  */

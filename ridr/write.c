@@ -950,7 +950,7 @@ static rk_always_inline void ridr_compact_kb(const struct ridr *map,
 
 		ridr_key_put(dk, kb, m, __ridr_root_key_below(b, kb, i));
 		rk_rcu_init_pointer(de[m], e);
-		m += e != NULL;
+		m += !!e;
 	}
 	ridr_key_put(dk, kb, m, id);
 	rk_rcu_init_pointer(de[m], entry);
