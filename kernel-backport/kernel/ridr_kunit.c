@@ -227,7 +227,8 @@ static void ridr_test_preload_under_spinlock(struct kunit *test)
  * of MODEL_SPAN ids placed where the tree's shape changes (id 0, a leaf
  * and a level boundary, INT_MAX, the 32-bit boundary, ULONG_MAX, and
  * random 31- and 64-bit places), random allocations in random
- * sub-ranges (entries and reservations), inserts at chosen ids,
+ * sub-ranges (entries and reservations, lowest-first or cyclic from
+ * the map's cursor, with the wrap report), inserts at chosen ids,
  * removals, replacements and lookups, each checked against a bitmap;
  * every MODEL_WALK operations a walk (ridr_for_each) and ridr_count();
  * at the end of a window everything is removed, and the emptied map must
@@ -244,6 +245,8 @@ struct ridr_model {
 	DECLARE_BITMAP(used, MODEL_SPAN);	/* allocated ids */
 	DECLARE_BITMAP(reserved, MODEL_SPAN);	/* ... without an entry */
 	u8 version[MODEL_SPAN];			/* which entry_v() it holds */
+	unsigned long cursor;	/* where the next cyclic search starts */
+	bool wrapped;		/* the last cyclic id was ULONG_MAX */
 	unsigned long walk[MODEL_SPAN + 1];
 };
 
@@ -271,6 +274,66 @@ static void *model_entry(const struct ridr_model *m, unsigned long id)
 	return entry_v(id, m->version[i]);
 }
 
+/*
+ * The model's side of an allocation of @want (a window index): @e, or a
+ * reservation if @e is NULL.
+ */
+static void model_take(struct ridr_model *m, unsigned long want, void *e)
+{
+	__set_bit(want, m->used);
+	if (e)
+		__clear_bit(want, m->reserved);
+	else
+		__set_bit(want, m->reserved);
+	m->version[want] = 0;
+}
+
+/*
+ * A cyclic allocation in [@lo, @hi] (window indexes), checked: the first
+ * free id from the cursor (or from @lo if the cursor is outside the
+ * range) to @hi, then from @lo; a wrap when that id is below the cursor
+ * or the previous cyclic id was ULONG_MAX (ridr_alloc_cyclic_wrap() in
+ * include/linux/ridr.h); the cursor then moves just past it.  Half the
+ * calls are ridr_alloc_cyclic(), which reports no wrap.
+ */
+static bool model_cyclic(struct kunit *test, struct ridr *map,
+			 struct ridr_model *m, u64 *rs, unsigned int op,
+			 unsigned long lo, unsigned long hi)
+{
+	unsigned long start = m->cursor, want, got = ~0UL;
+	bool wrap_call = model_rand(rs) & 1, found;
+	void *e;
+	int ret, exp;
+
+	if (start < m->base + lo || start > m->base + hi)
+		start = m->base + lo;
+	want = find_next_zero_bit(m->used, hi + 1, start - m->base);
+	found = want <= hi;
+	if (!found && start > m->base + lo) {
+		want = find_next_zero_bit(m->used, start - m->base, lo);
+		found = want < start - m->base;
+	}
+	exp = !found ? -ENOSPC :
+	      wrap_call && (m->base + want < m->cursor || m->wrapped) ? 1 : 0;
+	e = (model_rand(rs) % 8) ? entry_v(m->base + want, 0) : NULL;
+	ret = wrap_call ?
+		ridr_alloc_cyclic_wrap(map, e, m->base + lo, m->base + hi, &got) :
+		ridr_alloc_cyclic(map, e, m->base + lo, m->base + hi, &got);
+	if (ret != exp || (ret >= 0 && got != m->base + want)) {
+		KUNIT_FAIL(test, "op %u: cyclic%s [%lx, %lx] at %lx: %d %lx, model %d %lx",
+			   op, wrap_call ? "_wrap" : "", m->base + lo,
+			   m->base + hi, m->cursor, ret, got, exp,
+			   m->base + want);
+		return false;
+	}
+	if (ret >= 0) {
+		model_take(m, want, e);
+		m->cursor = got + 1;
+		m->wrapped = got == ULONG_MAX;
+	}
+	return true;
+}
+
 /* One random operation, checked; false (after KUNIT_FAIL) on a mismatch. */
 static bool model_step(struct kunit *test, struct ridr *map,
 		       struct ridr_model *m, u64 *rs, unsigned int op)
@@ -282,8 +345,9 @@ static bool model_step(struct kunit *test, struct ridr *map,
 	int ret, exp;
 
 	switch (model_rand(rs) % 8) {
-	case 0:
-	case 1:	/* allocate in [lo, hi]: the lowest free id, or -ENOSPC */
+	case 1:	/* allocate cyclically in [lo, hi] */
+		return model_cyclic(test, map, m, rs, op, min(a, b), max(a, b));
+	case 0:	/* allocate in [lo, hi]: the lowest free id, or -ENOSPC */
 		lo = min(a, b);
 		hi = max(a, b);
 		want = find_next_zero_bit(m->used, hi + 1, lo);
@@ -296,14 +360,8 @@ static bool model_step(struct kunit *test, struct ridr *map,
 				   exp, m->base + want);
 			return false;
 		}
-		if (!ret) {
-			__set_bit(want, m->used);
-			if (e)
-				__clear_bit(want, m->reserved);
-			else
-				__set_bit(want, m->reserved);
-			m->version[want] = 0;
-		}
+		if (!ret)
+			model_take(m, want, e);
 		return true;
 	case 2:	/* insert at @id: -EBUSY if taken */
 		ret = ridr_insert(map, id, entry_v(id, 1));
