@@ -88,7 +88,13 @@ trap cleanup EXIT
 start_ours() {	# start_ours NAME [ARGS]
 	local name=$1
 	shift
-	"$server" --port 0 --max-conns 256 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+	# The files exist before the server starts: the loop below reads
+	# $name.out at once, and the shell of the background job may not
+	# have opened it yet (sed on a missing file fails, which set -e
+	# turned into this script's exit on a loaded machine).
+	: >"$tmp/$name.out"
+	: >"$tmp/$name.err"
+	"$server" --port 0 --max-conns 256 "$@" >>"$tmp/$name.out" 2>>"$tmp/$name.err" &
 	pid[$name]=$!
 	names+=("$name")
 	for _ in $(seq 100); do
