@@ -204,12 +204,14 @@ def drop_positional(text, name):
 FLAVOR_DOC = re.compile(r"^ \* @flavor: .*\n(?: \*  +\S.*\n)*", re.M)
 
 
-def core_to_kernel(text, name, own, exports, guard=None, implied=()):
+def core_to_kernel(text, name, own, exports, guard=None, implied=(),
+                   rewritten=frozenset()):
     """Rewrite core file @name for the kernel tree, in the kernel's names.
 
     @own: (core include line, kernel header) of the file's own header, or
     None; @exports: translate.translate()'s export policy; @guard: (old,
-    new) include guard; @implied: headers @own already brings in."""
+    new) include guard; @implied: headers @own already brings in;
+    @rewritten: translate.translate()'s, lines the caller rewrote."""
     if guard:
         old, new = guard
         text = sub_exact(text, old, new, 3, name)
@@ -222,7 +224,7 @@ def core_to_kernel(text, name, own, exports, guard=None, implied=()):
     text = FLAVOR_DOC.sub("", text)
     try:
         text = tr.drop_flavor_blocks(text, name)
-        text = tr.translate(text, name, compat_table(), exports)
+        text = tr.translate(text, name, compat_table(), exports, rewritten)
     except tr.TranslateError as e:
         raise Refuse(1, f"translating the core: {e}")
     need = tr.needed_headers(text, name.endswith(".h")) - set(implied)
@@ -333,6 +335,7 @@ def ridr_joined():
 
     The parts' own includes go; what they share (RK_HIDDEN, hidden from a
     shared library's symbols in userspace) becomes static in the kernel.
+    Returns the text and unhide()'s rewritten lines.
     """
     spdx = "// SPDX-License-Identifier: LGPL-2.1-or-later\n"
     internal = core("ridr/internal.h")
@@ -367,35 +370,19 @@ def ridr_joined():
 
 
 def unhide(text):
-    """RK_HIDDEN [extern] at the start of a declaration -> static; the
-    declaration's continuation lines that were aligned after its open
-    parenthesis (at that column) are aligned after it again, with tabs
-    then spaces as the kernel writes them (checkpatch --strict's
+    """RK_HIDDEN [extern] -> static.  Returns the text and the lines it
+    rewrote at the start of a declaration: translate.translate() realigns
+    their continuation lines after the parenthesis that moved, as it does
+    for the words it shortens itself (checkpatch --strict's
     PARENTHESIS_ALIGNMENT)."""
-    out, lines, i = [], text.split("\n"), 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        m = re.match(r"RK_HIDDEN (extern )?", line)
-        if not m:
-            out.append(line)
-            continue
-        new = "static " + line[m.end():]
-        out.append(new)
-        depth = line.count("(") - line.count(")")
-        if depth <= 0:
-            continue
-        old_col = tr.vis_width(line[:line.rindex("(") + 1])
-        new_col = tr.vis_width(new[:new.rindex("(") + 1])
-        while depth > 0 and i < len(lines):
-            cont = lines[i]
-            i += 1
-            indent = cont[:len(cont) - len(cont.lstrip())]
-            if cont.strip() and tr.vis_width(indent) == old_col:
-                cont = tr.tabs_to(new_col) + cont.lstrip()
-            depth += cont.count("(") - cont.count(")")
-            out.append(cont)
-    return "\n".join(out).replace("RK_HIDDEN ", "static ")
+    lines, rewritten = text.split("\n"), set()
+    for i, line in enumerate(lines):
+        new = re.sub(r"^RK_HIDDEN (extern )?", "static ", line)
+        if new != line:
+            lines[i] = new
+            rewritten.add(new)
+    return ("\n".join(lines).replace("RK_HIDDEN ", "static "),
+            frozenset(rewritten))
 
 
 def modular_users(header):
@@ -435,10 +422,12 @@ def patch1(files, tree):
     hdr = core_to_kernel(core("ridr/ridr.h"), "ridr/ridr.h", None, "plain",
                          ("RK_RIDR_H", "_LINUX_RIDR_H"))
     tree["include/linux/ridr.h"] = hdr
+    ridr_c, rewritten = ridr_joined()
     tree["lib/ridr.c"] = core_to_kernel(
-        ridr_joined(), "lib/ridr.c",
+        ridr_c, "lib/ridr.c",
         ('#include "ridr/ridr.h"', "linux/ridr.h"), modular_users(hdr),
-        implied=set(re.findall(r"^#include <([^>]+)>", hdr, re.M)))
+        implied=set(re.findall(r"^#include <([^>]+)>", hdr, re.M)),
+        rewritten=rewritten)
     tree["lib/ridr_kunit.c"] = read(os.path.join(HERE, "kernel/ridr_kunit.c"))
     tree["lib/Kconfig"] = insert_before(
         tree["lib/Kconfig"], "config BITREVERSE\n", KCONFIG_RIDR,
@@ -1022,7 +1011,7 @@ def main():
             prepare_core(args.out)
             os.makedirs(os.path.join(args.out, "lib"))
             with open(os.path.join(args.out, "lib", "ridr.c"), "w") as f:
-                f.write(ridr_joined())
+                f.write(ridr_joined()[0])
         except Refuse as e:
             print(f"backport: {e}", file=sys.stderr)
             return e.code

@@ -481,12 +481,14 @@ def drop_flavor_blocks(text, what):
     return re.sub(r"\n{3,}", "\n\n", res)
 
 
-def translate(text, what, table, exports):
+def translate(text, what, table, exports, rewritten=frozenset()):
     """Expand every vocabulary word of @text (a core file named @what).
 
     @exports: "plain" (EXPORT_SYMBOL), or a set of symbols to export with
-    EXPORT_SYMBOL_GPL (the others lose their export line)."""
-    orig = set(text.split("\n"))
+    EXPORT_SYMBOL_GPL (the others lose their export line).  @rewritten:
+    lines of @text the caller already rewrote, laid out as the lines this
+    translation changes (wrap_long_lines())."""
+    orig = set(text.split("\n")) - set(rewritten)
     masked = code_mask(text)
     for word, allowed in RESTRICTED.items():
         if what not in allowed and re.search(rf"\b{word}\b", masked):
